@@ -1,0 +1,61 @@
+// Account commands and the pure decide function over the account stream's state.
+import { DomainError } from './errors.ts';
+import { SNAPSHOT_PRICE, type Micros } from './money.ts';
+import type { KeyMode, Plan } from './platform.ts';
+import type { AccountEvent, AccountState } from './account.ts';
+
+export type AccountCommand =
+  | { type: 'OpenOrganization'; orgId: string; name: string; email: string; plan: Plan; rateLimit: number | null; now: Date }
+  | { type: 'IssueKey'; keyId: string; name: string; mode: KeyMode; keyHash: string; now: Date }
+  | { type: 'RevokeKey'; keyId: string; now: Date }
+  | { type: 'Deposit'; depositId: string; amount: Micros; reference: string | null; now: Date }
+  /** `snapshotsRecorded`: live snapshots recorded for the organization so far, all time. */
+  | { type: 'Charge'; chargeId: string; snapshotsRecorded: number; now: Date };
+
+export function decideAccount(command: AccountCommand, state: AccountState): AccountEvent[] {
+  const at = command.now.toISOString();
+  if (command.type === 'OpenOrganization') {
+    if (state.exists) throw new DomainError('already_exists', `Organization ${command.orgId} already exists`);
+    if (!command.name.trim()) throw new DomainError('invalid_argument', 'name must not be empty');
+    if (!/^[^@\s]+@[^@\s]+$/.test(command.email)) throw new DomainError('invalid_argument', 'email must be an e-mail address');
+    if (command.plan === 'enterprise' && command.rateLimit === null) {
+      throw new DomainError('invalid_argument', 'an enterprise plan needs a custom rate limit');
+    }
+    if (command.rateLimit !== null && !(Number.isInteger(command.rateLimit) && command.rateLimit > 0)) {
+      throw new DomainError('invalid_argument', 'rate limit must be a positive integer');
+    }
+    const { orgId, name, email, plan, rateLimit } = command;
+    return [{ type: 'OrganizationOpened', data: { orgId, name, email, plan, rateLimit, at } }];
+  }
+  if (!state.exists) throw new DomainError('not_found', 'Organization not found');
+  const { orgId } = state;
+
+  switch (command.type) {
+    case 'IssueKey':
+      if (state.keys.has(command.keyId)) throw new DomainError('already_exists', `Key ${command.keyId} already exists`);
+      if (!command.name.trim()) throw new DomainError('invalid_argument', 'name must not be empty');
+      return [{ type: 'ApiKeyIssued', data: { orgId, keyId: command.keyId, name: command.name, mode: command.mode, keyHash: command.keyHash, at } }];
+    case 'RevokeKey': {
+      const revoked = state.keys.get(command.keyId);
+      if (revoked === undefined) throw new DomainError('not_found', `Key ${command.keyId} not found`);
+      if (revoked) return [];
+      return [{ type: 'ApiKeyRevoked', data: { orgId, keyId: command.keyId, at } }];
+    }
+    case 'Deposit':
+      if (!Number.isSafeInteger(command.amount) || command.amount <= 0) {
+        throw new DomainError('invalid_argument', 'deposit amount must be positive');
+      }
+      return [{ type: 'FundsDeposited', data: { orgId, depositId: command.depositId, amount: command.amount, reference: command.reference, at } }];
+    case 'Charge': {
+      const snapshots = command.snapshotsRecorded - state.snapshotsCharged;
+      if (snapshots <= 0) return [];
+      const amount: Micros = snapshots * SNAPSHOT_PRICE;
+      return [
+        {
+          type: 'UsageCharged',
+          data: { orgId, chargeId: command.chargeId, snapshots, amount, snapshotsChargedTotal: command.snapshotsRecorded, at },
+        },
+      ];
+    }
+  }
+}

@@ -1,0 +1,69 @@
+// Account stream (`account-<orgId>`): the organization, its keys, its money.
+import type { Micros } from './money.ts';
+import type { KeyMode, Plan } from './platform.ts';
+
+export type OrganizationOpened = {
+  type: 'OrganizationOpened';
+  data: { orgId: string; name: string; email: string; plan: Plan; rateLimit: number | null; at: string };
+};
+export type ApiKeyIssued = {
+  type: 'ApiKeyIssued';
+  /** Only the SHA-256 hash of the key is ever stored. */
+  data: { orgId: string; keyId: string; name: string; mode: KeyMode; keyHash: string; at: string };
+};
+export type ApiKeyRevoked = { type: 'ApiKeyRevoked'; data: { orgId: string; keyId: string; at: string } };
+export type FundsDeposited = {
+  type: 'FundsDeposited';
+  data: { orgId: string; depositId: string; amount: Micros; reference: string | null; at: string };
+};
+export type UsageCharged = {
+  type: 'UsageCharged';
+  /**
+   * Bills `snapshots` newly recorded live snapshots. `snapshotsChargedTotal` is the running
+   * count after this charge: a second charger that saw the same count finds nothing left to bill.
+   */
+  data: { orgId: string; chargeId: string; snapshots: number; amount: Micros; snapshotsChargedTotal: number; at: string };
+};
+
+export type AccountEvent = OrganizationOpened | ApiKeyIssued | ApiKeyRevoked | FundsDeposited | UsageCharged;
+
+export type AccountState =
+  | { exists: false }
+  | {
+      exists: true;
+      orgId: string;
+      plan: Plan;
+      /** key id -> revoked? */
+      keys: ReadonlyMap<string, boolean>;
+      balance: Micros;
+      totalCharged: Micros;
+      snapshotsCharged: number;
+    };
+
+export const initialAccountState: AccountState = { exists: false };
+
+export function streamIdOfAccount(orgId: string): string {
+  return `account-${orgId}`;
+}
+
+export function evolveAccount(state: AccountState, event: AccountEvent): AccountState {
+  if (event.type === 'OrganizationOpened') {
+    return { exists: true, orgId: event.data.orgId, plan: event.data.plan, keys: new Map(), balance: 0, totalCharged: 0, snapshotsCharged: 0 };
+  }
+  if (!state.exists) return state;
+  switch (event.type) {
+    case 'ApiKeyIssued':
+      return { ...state, keys: new Map(state.keys).set(event.data.keyId, false) };
+    case 'ApiKeyRevoked':
+      return { ...state, keys: new Map(state.keys).set(event.data.keyId, true) };
+    case 'FundsDeposited':
+      return { ...state, balance: state.balance + event.data.amount };
+    case 'UsageCharged':
+      return {
+        ...state,
+        balance: state.balance - event.data.amount,
+        totalCharged: state.totalCharged + event.data.amount,
+        snapshotsCharged: event.data.snapshotsChargedTotal,
+      };
+  }
+}

@@ -1,0 +1,158 @@
+// Video stream (`video-<id>`): its events, its state and how an event changes the state.
+import type { Micros } from './money.ts';
+import type { KeyMode, Metrics, Platform, VideoMetadata, VideoStatus } from './platform.ts';
+import { DAY_MS, HOUR_MS } from '../clock.ts';
+
+export type VideoTracked = {
+  type: 'VideoTracked';
+  data: {
+    videoId: string;
+    jobId: string;
+    orgId: string;
+    keyId: string;
+    mode: KeyMode;
+    videoLink: string;
+    platform: Platform;
+    platformId: string;
+    durationDays: number;
+    startedAt: string;
+    metadata: VideoMetadata;
+  };
+};
+
+export type SnapshotRecorded = {
+  type: 'SnapshotRecorded';
+  data: {
+    videoId: string;
+    orgId: string;
+    mode: KeyMode;
+    slot: number;
+    snapshotId: string;
+    snapshotTime: string;
+    provider: string;
+    metrics: Metrics;
+    metadata: VideoMetadata;
+    /** What this snapshot costs the organization: the snapshot price in live mode, 0 in test mode. */
+    price: Micros;
+  };
+};
+
+export type FailureReason = 'not_found' | 'deleted' | 'unreachable';
+
+export type CollectionFailed = {
+  type: 'CollectionFailed';
+  data: { videoId: string; orgId: string; slot: number; at: string; reason: FailureReason; message: string; consecutiveFailures: number };
+};
+
+export type VideoErrored = {
+  type: 'VideoErrored';
+  data: { videoId: string; orgId: string; at: string; isDeleted: boolean; message: string };
+};
+
+export type VideoPaused = { type: 'VideoPaused'; data: { videoId: string; orgId: string; at: string } };
+export type VideoResumed = { type: 'VideoResumed'; data: { videoId: string; orgId: string; at: string } };
+
+export type VideoCompleted = {
+  type: 'VideoCompleted';
+  data: { videoId: string; orgId: string; at: string; previousStatus: VideoStatus; reason: 'period_ended' | 'stopped' };
+};
+
+export type VideoCancelled = {
+  type: 'VideoCancelled';
+  data: { videoId: string; orgId: string; at: string; previousStatus: VideoStatus };
+};
+
+export type VideoEvent =
+  | VideoTracked
+  | SnapshotRecorded
+  | CollectionFailed
+  | VideoErrored
+  | VideoPaused
+  | VideoResumed
+  | VideoCompleted
+  | VideoCancelled;
+
+/** Consecutive failed hours after which a video goes to `error` (DESIGN §8). */
+export const FAILED_HOURS_BEFORE_ERROR = 3;
+
+export type VideoState =
+  | { exists: false }
+  | {
+      exists: true;
+      videoId: string;
+      orgId: string;
+      mode: KeyMode;
+      platform: Platform;
+      status: VideoStatus;
+      startedAt: number;
+      durationDays: number;
+      /** One past the highest slot already handled (collected or failed); slots below it are never appended again. */
+      nextSlot: number;
+      snapshots: number;
+      consecutiveFailures: number;
+      isDeleted: boolean;
+    };
+
+export const initialVideoState: VideoState = { exists: false };
+
+export function streamIdOfVideo(videoId: string): string {
+  return `video-${videoId}`;
+}
+
+export function totalSlots(durationDays: number): number {
+  return durationDays * 24;
+}
+
+export function slotDueAt(startedAt: number, slot: number): number {
+  return startedAt + slot * HOUR_MS;
+}
+
+export function endsAt(startedAt: number, durationDays: number): number {
+  return startedAt + durationDays * DAY_MS;
+}
+
+export function evolveVideo(state: VideoState, event: VideoEvent): VideoState {
+  if (event.type === 'VideoTracked') {
+    const d = event.data;
+    return {
+      exists: true,
+      videoId: d.videoId,
+      orgId: d.orgId,
+      mode: d.mode,
+      platform: d.platform,
+      status: 'monitoring',
+      startedAt: Date.parse(d.startedAt),
+      durationDays: d.durationDays,
+      nextSlot: 0,
+      snapshots: 0,
+      consecutiveFailures: 0,
+      isDeleted: false,
+    };
+  }
+  if (!state.exists) return state;
+  switch (event.type) {
+    case 'SnapshotRecorded':
+      return {
+        ...state,
+        nextSlot: Math.max(state.nextSlot, event.data.slot + 1),
+        snapshots: state.snapshots + 1,
+        consecutiveFailures: 0,
+      };
+    case 'CollectionFailed':
+      return {
+        ...state,
+        nextSlot: Math.max(state.nextSlot, event.data.slot + 1),
+        consecutiveFailures: event.data.consecutiveFailures,
+      };
+    case 'VideoErrored':
+      return { ...state, status: 'error', isDeleted: event.data.isDeleted };
+    case 'VideoPaused':
+      return { ...state, status: 'paused' };
+    case 'VideoResumed':
+      return { ...state, status: 'monitoring' };
+    case 'VideoCompleted':
+      return { ...state, status: 'completed' };
+    case 'VideoCancelled':
+      return { ...state, status: 'cancelled' };
+  }
+}

@@ -1,0 +1,111 @@
+import type { Observable } from 'rxjs';
+
+/**
+ * A place in the global order of the log. Both adapters order events by a pair:
+ * PostgreSQL by (transaction id, sequence position), EventStoreDB by its
+ * (commit, prepare) positions. Kept as bigints: never Number() them.
+ */
+export interface Position {
+  readonly commit: bigint;
+  readonly prepare: bigint;
+}
+
+export interface EventData<Type extends string = string, Data = unknown> {
+  readonly type: Type;
+  readonly data: Data;
+  readonly metadata?: Record<string, unknown>;
+}
+
+export interface RecordedEvent<Type extends string = string, Data = unknown> {
+  readonly id: string;
+  readonly streamId: string;
+  /** 0-based index of the event within its stream. */
+  readonly revision: bigint;
+  readonly position: Position;
+  readonly type: Type;
+  readonly data: Data;
+  readonly metadata: Record<string, unknown>;
+  readonly recordedAt: Date;
+}
+
+/** Expected revision of a stream before an append. */
+export type ExpectedRevision =
+  | bigint // the stream's last event has exactly this revision
+  | 'no_stream' // the stream must not exist
+  | 'any';
+
+export interface AppendResult {
+  /** Revision of the last event written to the stream. */
+  readonly nextExpectedRevision: bigint;
+  /** Global position of the last event written. */
+  readonly position: Position;
+}
+
+export interface StreamAppend {
+  readonly streamId: string;
+  readonly events: readonly EventData[];
+  readonly expectedRevision: ExpectedRevision;
+}
+
+export type BatchAppendResult =
+  | { readonly streamId: string; readonly ok: true; readonly result: AppendResult }
+  | { readonly streamId: string; readonly ok: false; readonly conflict: WrongExpectedRevision };
+
+export interface SubscribeOptions {
+  /** Most events read per page; a page is emitted as one array. */
+  readonly batchSize?: number;
+  /**
+   * Backpressure: awaited before the next page is read, so a slow consumer
+   * (a projection applying a batch) holds the reader back instead of letting
+   * pages pile up in memory.
+   */
+  readonly ready?: () => Promise<void>;
+}
+
+export interface EventStore {
+  append(streamId: string, events: readonly EventData[], expectedRevision: ExpectedRevision): Promise<AppendResult>;
+  /**
+   * Appends to many streams in one round trip. Atomic per stream: each stream's
+   * events land together or not at all; a conflict on one stream does not stop
+   * the others.
+   */
+  appendMany(appends: readonly StreamAppend[]): Promise<BatchAppendResult[]>;
+  /** All events of a stream in revision order; [] when the stream does not exist. */
+  readStream(streamId: string): Promise<RecordedEvent[]>;
+  /**
+   * Every event after `from` (exclusive; null = from the start) in global
+   * order, as pages, and then live as they are committed. Never skips an
+   * event, even one whose transaction commits after a later one.
+   */
+  subscribeAll(from: Position | null, options?: SubscribeOptions): Observable<RecordedEvent[]>;
+  /** Position of the newest event visible to readers (null when the log is empty). */
+  headPosition(): Promise<Position | null>;
+  close(): Promise<void>;
+}
+
+export class WrongExpectedRevision extends Error {
+  constructor(
+    readonly streamId: string,
+    readonly expected: ExpectedRevision,
+    readonly actual: bigint | 'no_stream',
+  ) {
+    super(`stream ${streamId}: expected revision ${String(expected)}, actual ${String(actual)}`);
+    this.name = 'WrongExpectedRevision';
+  }
+}
+
+export function comparePositions(a: Position, b: Position): number {
+  if (a.commit !== b.commit) return a.commit < b.commit ? -1 : 1;
+  if (a.prepare !== b.prepare) return a.prepare < b.prepare ? -1 : 1;
+  return 0;
+}
+
+/** Positions travel as "commit/prepare" strings in JSON and checkpoints. */
+export function formatPosition(p: Position): string {
+  return `${p.commit}/${p.prepare}`;
+}
+
+export function parsePosition(text: string): Position {
+  const [commit, prepare] = text.split('/');
+  return { commit: BigInt(commit!), prepare: BigInt(prepare!) };
+}
