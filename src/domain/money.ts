@@ -24,5 +24,7 @@ export function parseUsd(text: string): Micros | null {
   if (!match) return null;
   const whole = Number(match[1]);
   const fraction = Number((match[2] ?? '').padEnd(6, '0'));
-  return whole * MICROS_PER_USD + fraction;
+  const micros = whole * MICROS_PER_USD + fraction;
+  // Twelve whole digits can exceed 2^53 micros (~9.007e9 USD), where doubles round silently.
+  return Number.isSafeInteger(micros) ? micros : null;
 }

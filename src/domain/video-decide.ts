@@ -1,4 +1,5 @@
 // Video commands and the pure decide function over the video stream's state.
+import { HOUR_MS } from '../clock.ts';
 import { DomainError } from './errors.ts';
 import { SNAPSHOT_PRICE, estimatedCost, type Micros } from './money.ts';
 import type { KeyMode, Metrics, Platform, VideoMetadata } from './platform.ts';
@@ -51,7 +52,7 @@ export function decideVideo(command: VideoCommand, state: VideoState): VideoEven
   if (command.type === 'Track') return track(command, state);
   if (!state.exists) throw new DomainError('not_found', 'Video not found');
   const at = command.now.toISOString();
-  const { videoId, orgId } = state;
+  const { videoId, orgId, mode } = state;
 
   switch (command.type) {
     case 'RecordSnapshot': {
@@ -66,14 +67,14 @@ export function decideVideo(command: VideoCommand, state: VideoState): VideoEven
           data: {
             videoId,
             orgId,
-            mode: state.mode,
+            mode,
             slot: command.slot,
             snapshotId: s.snapshotId,
             snapshotTime: at,
             provider: s.provider,
             metrics: s.metrics,
             metadata: s.metadata,
-            price: state.mode === 'live' ? SNAPSHOT_PRICE : 0,
+            price: mode === 'live' ? SNAPSHOT_PRICE : 0,
           },
         },
       ];
@@ -81,6 +82,7 @@ export function decideVideo(command: VideoCommand, state: VideoState): VideoEven
     case 'RecordCollectionFailure': {
       if (command.slot < state.nextSlot) return [];
       if (state.status !== 'monitoring') throw new DomainError('not_monitoring', 'Video is not being monitored');
+      if (command.slot >= totalSlots(state.durationDays)) throw new DomainError('invalid_argument', `slot ${command.slot} is past the tracking period`);
       const consecutiveFailures = state.consecutiveFailures + 1;
       const events: VideoEvent[] = [
         {
@@ -89,32 +91,34 @@ export function decideVideo(command: VideoCommand, state: VideoState): VideoEven
         },
       ];
       if (consecutiveFailures >= FAILED_HOURS_BEFORE_ERROR) {
-        events.push({ type: 'VideoErrored', data: { videoId, orgId, at, isDeleted: command.reason === 'deleted', message: command.message } });
+        events.push({ type: 'VideoErrored', data: { videoId, orgId, mode, at, isDeleted: command.reason === 'deleted', message: command.message } });
       }
       return events;
     }
     case 'Pause':
       if (state.status !== 'monitoring') return [];
-      return [{ type: 'VideoPaused', data: { videoId, orgId, at } }];
+      return [{ type: 'VideoPaused', data: { videoId, orgId, mode, at } }];
     case 'Resume':
       if (state.status !== 'paused') return [];
       if (command.now.getTime() >= endsAt(state.startedAt, state.durationDays)) return [];
-      return [{ type: 'VideoResumed', data: { videoId, orgId, at } }];
+      // The period kept running while paused: collection picks up at the slot now due, or the next one.
+      const nextSlot = Math.max(state.nextSlot, Math.ceil((command.now.getTime() - state.startedAt) / HOUR_MS));
+      return [{ type: 'VideoResumed', data: { videoId, orgId, mode, at, nextSlot } }];
     case 'Complete':
       // Natural completion: the period has elapsed. A paused video completes too (its period kept running).
       if (state.status !== 'monitoring' && state.status !== 'paused') return [];
       if (command.now.getTime() < endsAt(state.startedAt, state.durationDays)) {
         throw new DomainError('invalid_state', 'Tracking period has not ended');
       }
-      return [{ type: 'VideoCompleted', data: { videoId, orgId, at, previousStatus: state.status, reason: 'period_ended' } }];
+      return [{ type: 'VideoCompleted', data: { videoId, orgId, mode, at, previousStatus: state.status, reason: 'period_ended' } }];
     case 'Stop':
       if (state.status !== 'monitoring') throw new DomainError('not_monitoring', 'Video is not being monitored');
-      return [{ type: 'VideoCompleted', data: { videoId, orgId, at, previousStatus: state.status, reason: 'stopped' } }];
+      return [{ type: 'VideoCompleted', data: { videoId, orgId, mode, at, previousStatus: state.status, reason: 'stopped' } }];
     case 'Cancel':
       if (state.status !== 'monitoring' && state.status !== 'paused') {
         throw new DomainError('invalid_state', `Video is ${state.status}; only monitoring or paused videos can be cancelled`);
       }
-      return [{ type: 'VideoCancelled', data: { videoId, orgId, at, previousStatus: state.status } }];
+      return [{ type: 'VideoCancelled', data: { videoId, orgId, mode, at, previousStatus: state.status } }];
   }
 }
 

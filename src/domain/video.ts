@@ -46,20 +46,21 @@ export type CollectionFailed = {
 
 export type VideoErrored = {
   type: 'VideoErrored';
-  data: { videoId: string; orgId: string; at: string; isDeleted: boolean; message: string };
+  data: { videoId: string; orgId: string; mode: KeyMode; at: string; isDeleted: boolean; message: string };
 };
 
-export type VideoPaused = { type: 'VideoPaused'; data: { videoId: string; orgId: string; at: string } };
-export type VideoResumed = { type: 'VideoResumed'; data: { videoId: string; orgId: string; at: string } };
+export type VideoPaused = { type: 'VideoPaused'; data: { videoId: string; orgId: string; mode: KeyMode; at: string } };
+/** `nextSlot`: the first slot collected after resuming; the slots missed while paused are skipped for good. */
+export type VideoResumed = { type: 'VideoResumed'; data: { videoId: string; orgId: string; mode: KeyMode; at: string; nextSlot: number } };
 
 export type VideoCompleted = {
   type: 'VideoCompleted';
-  data: { videoId: string; orgId: string; at: string; previousStatus: VideoStatus; reason: 'period_ended' | 'stopped' };
+  data: { videoId: string; orgId: string; mode: KeyMode; at: string; previousStatus: VideoStatus; reason: 'period_ended' | 'stopped' };
 };
 
 export type VideoCancelled = {
   type: 'VideoCancelled';
-  data: { videoId: string; orgId: string; at: string; previousStatus: VideoStatus };
+  data: { videoId: string; orgId: string; mode: KeyMode; at: string; previousStatus: VideoStatus };
 };
 
 export type VideoEvent =
@@ -101,6 +102,11 @@ export function streamIdOfVideo(videoId: string): string {
 
 export function totalSlots(durationDays: number): number {
   return durationDays * 24;
+}
+
+/** The slot whose hour contains `at` (slot k covers [start + k h, start + (k+1) h)). */
+export function slotAt(startedAt: number, at: number): number {
+  return Math.floor((at - startedAt) / HOUR_MS);
 }
 
 export function slotDueAt(startedAt: number, slot: number): number {
@@ -149,7 +155,7 @@ export function evolveVideo(state: VideoState, event: VideoEvent): VideoState {
     case 'VideoPaused':
       return { ...state, status: 'paused' };
     case 'VideoResumed':
-      return { ...state, status: 'monitoring' };
+      return { ...state, status: 'monitoring', nextSlot: Math.max(state.nextSlot, event.data.nextSlot) };
     case 'VideoCompleted':
       return { ...state, status: 'completed' };
     case 'VideoCancelled':

@@ -1,0 +1,13 @@
+import { apiKeysProjection } from './api-keys.ts';
+import type { Projection } from './projection.ts';
+import { snapshotsProjection } from './snapshots.ts';
+import { usageProjection } from './usage.ts';
+import { videosProjection } from './videos.ts';
+
+export const READ_SCHEMA = 'rm';
+
+export const projections: readonly Projection[] = [videosProjection, snapshotsProjection, usageProjection, apiKeysProjection];
+
+export function projectionByName(name: string): Projection | undefined {
+  return projections.find((p) => p.name === name);
+}

@@ -1,0 +1,29 @@
+import type { PoolClient } from 'pg';
+import type { DomainEvent } from '../src/domain/events.ts';
+import type { RecordedEvent } from '../src/eventstore/port.ts';
+
+export type LoggedEvent = RecordedEvent<DomainEvent['type'], any> & DomainEvent;
+
+/**
+ * A read model: the tables it owns and how a batch of events changes them.
+ * `schema` is a parameter so a rebuild can build fresh tables beside the live ones.
+ * `apply` must be set-based: a constant number of statements per batch, whatever its size.
+ */
+export interface Projection {
+  readonly name: string;
+  /** DDL creating the projection's tables in `schema`, idempotent (IF NOT EXISTS). */
+  ddl(schema: string): string;
+  /** Tables it owns, for a rebuild's swap. */
+  readonly tables: readonly string[];
+  apply(client: PoolClient, schema: string, events: readonly LoggedEvent[]): Promise<void>;
+}
+
+/** Quotes an identifier we made ourselves (schema names); never user input. */
+export function ident(name: string): string {
+  if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`bad identifier ${name}`);
+  return `"${name}"`;
+}
+
+export function ofType<T extends DomainEvent['type']>(events: readonly LoggedEvent[], ...types: T[]) {
+  return events.filter((e) => (types as string[]).includes(e.type)) as Array<LoggedEvent & Extract<DomainEvent, { type: T }>>;
+}

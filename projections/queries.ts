@@ -1,0 +1,125 @@
+// Reads of the read models, shared by the API, the command handlers and the scheduler.
+import type { Pool } from 'pg';
+import type { Micros } from '../src/domain/money.ts';
+import type { KeyMode, Plan, Platform, VideoStatus } from '../src/domain/platform.ts';
+import { READ_SCHEMA } from './index.ts';
+
+const rm = READ_SCHEMA;
+
+export interface UsageRow {
+  balance: Micros;
+  totalCharged: Micros;
+  /** Cost of live snapshots recorded but not yet charged. */
+  uncharged: Micros;
+  liveSnapshots: number;
+  testSnapshots: number;
+  activeLive: number;
+  activeTest: number;
+}
+
+export async function readUsage(pool: Pool, orgId: string): Promise<UsageRow | null> {
+  const { rows } = await pool.query(
+    `SELECT balance, total_charged, live_cost - total_charged AS uncharged, live_snapshots, test_snapshots, active_live, active_test
+     FROM ${rm}.usage WHERE org_id = $1`,
+    [orgId],
+  );
+  const r = rows[0];
+  if (!r) return null;
+  return {
+    balance: Number(r.balance),
+    totalCharged: Number(r.total_charged),
+    uncharged: Number(r.uncharged),
+    liveSnapshots: Number(r.live_snapshots),
+    testSnapshots: Number(r.test_snapshots),
+    activeLive: r.active_live,
+    activeTest: r.active_test,
+  };
+}
+
+export interface KeyRow {
+  keyId: string;
+  orgId: string;
+  mode: KeyMode;
+  revoked: boolean;
+  plan: Plan;
+  rateLimit: number | null;
+}
+
+export async function findKeyByHash(pool: Pool, keyHash: string): Promise<KeyRow | null> {
+  const { rows } = await pool.query(
+    `SELECT k.key_id, k.org_id, k.mode, k.revoked, o.plan, o.rate_limit
+     FROM ${rm}.api_keys k JOIN ${rm}.organizations o USING (org_id) WHERE k.key_hash = $1`,
+    [keyHash],
+  );
+  const r = rows[0];
+  return r ? { keyId: r.key_id, orgId: r.org_id, mode: r.mode, revoked: r.revoked, plan: r.plan, rateLimit: r.rate_limit } : null;
+}
+
+export async function findOrganization(pool: Pool, orgId: string): Promise<{ name: string; email: string } | null> {
+  const { rows } = await pool.query(`SELECT name, email FROM ${rm}.organizations WHERE org_id = $1`, [orgId]);
+  return rows[0] ?? null;
+}
+
+export interface VideoRow {
+  video_id: string;
+  job_id: string;
+  org_id: string;
+  mode: KeyMode;
+  video_link: string;
+  platform: Platform;
+  status: VideoStatus;
+  duration_days: number;
+  monitoring_started: Date;
+  ends_at: Date;
+  ended_at: Date | null;
+  is_deleted: boolean;
+  current_metadata: Record<string, unknown>;
+  created_at: Date;
+  last_updated: Date;
+}
+
+const VIDEO_COLUMNS = `video_id, job_id, org_id, mode, video_link, platform, status, duration_days, monitoring_started,
+  ends_at, ended_at, is_deleted, current_metadata, created_at, last_updated`;
+
+export async function readVideo(pool: Pool, videoId: string): Promise<VideoRow | null> {
+  const { rows } = await pool.query<VideoRow>(`SELECT ${VIDEO_COLUMNS} FROM ${rm}.videos WHERE video_id = $1`, [videoId]);
+  return rows[0] ?? null;
+}
+
+export async function listVideos(
+  pool: Pool,
+  filter: { orgId: string; mode: KeyMode; platform?: string; status?: string; limit: number },
+): Promise<VideoRow[]> {
+  const { rows } = await pool.query<VideoRow>(
+    `SELECT ${VIDEO_COLUMNS} FROM ${rm}.videos
+     WHERE org_id = $1 AND mode = $2 AND ($3::text IS NULL OR platform = $3) AND ($4::text IS NULL OR status = $4)
+     ORDER BY created_at DESC, video_id LIMIT $5`,
+    [filter.orgId, filter.mode, filter.platform ?? null, filter.status ?? null, filter.limit],
+  );
+  return rows;
+}
+
+export interface SnapshotRow {
+  slot: number;
+  snapshot_id: string;
+  snapshot_time: Date;
+  provider: string;
+  views: string | null;
+  likes: string | null;
+  comments: string | null;
+  shares: string | null;
+  saves: string | null;
+  retweets: string | null;
+  replies: string | null;
+}
+
+/** Snapshots in ascending time order (slot order is time order: one slot per hour). */
+export async function readSnapshots(pool: Pool, videoId: string): Promise<SnapshotRow[]> {
+  const { rows } = await pool.query<SnapshotRow>(
+    `SELECT slot, snapshot_id, snapshot_time, provider, views::text, likes::text, comments::text, shares::text, saves::text,
+       retweets::text, replies::text
+     FROM ${rm}.snapshots WHERE video_id = $1 ORDER BY slot`,
+    [videoId],
+  );
+  return rows;
+}

@@ -1,0 +1,47 @@
+// Read model: one row per video and slot, metrics as bigint (served as decimal strings).
+import { ident, ofType, type Projection } from './projection.ts';
+
+const METRICS = ['views', 'likes', 'comments', 'shares', 'saves', 'retweets', 'replies'] as const;
+
+export const snapshotsProjection: Projection = {
+  name: 'snapshots',
+  tables: ['snapshots'],
+  ddl: (schema) => `
+    CREATE TABLE IF NOT EXISTS ${ident(schema)}.snapshots (
+      video_id text NOT NULL,
+      slot int NOT NULL,
+      snapshot_id text NOT NULL,
+      snapshot_time timestamptz NOT NULL,
+      provider text NOT NULL,
+      ${METRICS.map((m) => `${m} bigint`).join(',\n      ')},
+      PRIMARY KEY (video_id, slot)
+    );`,
+
+  async apply(client, schema, events) {
+    const recorded = ofType(events, 'SnapshotRecorded');
+    if (recorded.length === 0) return;
+    const columns = {
+      video_id: [] as string[],
+      slot: [] as number[],
+      snapshot_id: [] as string[],
+      snapshot_time: [] as string[],
+      provider: [] as string[],
+      ...(Object.fromEntries(METRICS.map((m) => [m, [] as (string | null)[]])) as Record<(typeof METRICS)[number], (string | null)[]>),
+    };
+    for (const { data } of recorded) {
+      columns.video_id.push(data.videoId);
+      columns.slot.push(data.slot);
+      columns.snapshot_id.push(data.snapshotId);
+      columns.snapshot_time.push(data.snapshotTime);
+      columns.provider.push(data.provider);
+      for (const m of METRICS) columns[m].push(data.metrics[m] ?? null);
+    }
+    // The stream refuses a second event for a slot, so a conflict can only be a replay: skip it.
+    await client.query(
+      `INSERT INTO ${ident(schema)}.snapshots (video_id, slot, snapshot_id, snapshot_time, provider, ${METRICS.join(', ')})
+       SELECT * FROM unnest($1::text[], $2::int[], $3::text[], $4::timestamptz[], $5::text[], ${METRICS.map((_, i) => `$${i + 6}::bigint[]`).join(', ')})
+       ON CONFLICT DO NOTHING`,
+      [columns.video_id, columns.slot, columns.snapshot_id, columns.snapshot_time, columns.provider, ...METRICS.map((m) => columns[m])],
+    );
+  },
+};

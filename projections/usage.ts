@@ -1,0 +1,98 @@
+// Read model: one row per organization with its money (integer micro-USD) and counts.
+import { ident, type LoggedEvent, type Projection } from './projection.ts';
+
+interface UsageDelta {
+  org_id: string;
+  balance: number;
+  total_charged: number;
+  snapshots_charged: number;
+  live_snapshots: number;
+  live_cost: number;
+  test_snapshots: number;
+  active_live: number;
+  active_test: number;
+}
+
+export const usageProjection: Projection = {
+  name: 'usage',
+  tables: ['usage'],
+  ddl: (schema) => `
+    CREATE TABLE IF NOT EXISTS ${ident(schema)}.usage (
+      org_id text PRIMARY KEY,
+      balance bigint NOT NULL DEFAULT 0,
+      total_charged bigint NOT NULL DEFAULT 0,
+      snapshots_charged bigint NOT NULL DEFAULT 0,
+      live_snapshots bigint NOT NULL DEFAULT 0,
+      live_cost bigint NOT NULL DEFAULT 0,
+      test_snapshots bigint NOT NULL DEFAULT 0,
+      active_live int NOT NULL DEFAULT 0,
+      active_test int NOT NULL DEFAULT 0
+    );`,
+
+  async apply(client, schema, events) {
+    const deltas = new Map<string, UsageDelta>();
+    const delta = (orgId: string) =>
+      deltas.get(orgId) ??
+      deltas.set(orgId, { org_id: orgId, balance: 0, total_charged: 0, snapshots_charged: 0, live_snapshots: 0, live_cost: 0, test_snapshots: 0, active_live: 0, active_test: 0 }).get(orgId)!;
+    // `active_videos` counts videos in `monitoring`: every move into or out of it.
+    const active = (data: { orgId: string; mode: string }, by: number) => {
+      const d = delta(data.orgId);
+      if (data.mode === 'test') d.active_test += by;
+      else d.active_live += by;
+    };
+
+    for (const event of events as LoggedEvent[]) {
+      switch (event.type) {
+        case 'OrganizationOpened':
+          delta(event.data.orgId);
+          break;
+        case 'FundsDeposited':
+          delta(event.data.orgId).balance += event.data.amount;
+          break;
+        case 'UsageCharged': {
+          const d = delta(event.data.orgId);
+          d.balance -= event.data.amount;
+          d.total_charged += event.data.amount;
+          d.snapshots_charged += event.data.snapshots;
+          break;
+        }
+        case 'SnapshotRecorded': {
+          const d = delta(event.data.orgId);
+          if (event.data.mode === 'live') {
+            d.live_snapshots += 1;
+            d.live_cost += event.data.price;
+          } else d.test_snapshots += 1;
+          break;
+        }
+        case 'VideoTracked':
+        case 'VideoResumed':
+          active(event.data, 1);
+          break;
+        case 'VideoPaused':
+        case 'VideoErrored':
+          active(event.data, -1);
+          break;
+        case 'VideoCompleted':
+        case 'VideoCancelled':
+          if (event.data.previousStatus === 'monitoring') active(event.data, -1);
+          break;
+      }
+    }
+    if (deltas.size === 0) return;
+    await client.query(
+      `INSERT INTO ${ident(schema)}.usage AS u (org_id, balance, total_charged, snapshots_charged, live_snapshots, live_cost, test_snapshots, active_live, active_test)
+       SELECT * FROM jsonb_to_recordset($1::jsonb) AS d(org_id text, balance bigint, total_charged bigint, snapshots_charged bigint,
+         live_snapshots bigint, live_cost bigint, test_snapshots bigint, active_live int, active_test int)
+       ON CONFLICT (org_id) DO UPDATE SET
+         balance = u.balance + excluded.balance,
+         total_charged = u.total_charged + excluded.total_charged,
+         snapshots_charged = u.snapshots_charged + excluded.snapshots_charged,
+         live_snapshots = u.live_snapshots + excluded.live_snapshots,
+         live_cost = u.live_cost + excluded.live_cost,
+         test_snapshots = u.test_snapshots + excluded.test_snapshots,
+         active_live = u.active_live + excluded.active_live,
+         active_test = u.active_test + excluded.active_test`,
+      [JSON.stringify([...deltas.values()])],
+    );
+  },
+};

@@ -1,0 +1,137 @@
+// The admin CLI: the only way to create organizations and keys, fund accounts and cancel
+// videos. Every change is a command, so everything lands in the event log. Prints one JSON
+// object on stdout; errors go to stderr with a non-zero exit.
+import { parseArgs } from 'node:util';
+import { deposit, issueKey, openOrganization, revokeKey } from '../src/commands/account-commands.ts';
+import { cancelVideo } from '../src/commands/video-commands.ts';
+import { connect } from '../src/cli/connect.ts';
+import { readServiceClock } from '../src/db/service-clock.ts';
+import { DomainError } from '../src/domain/errors.ts';
+import { parseUsd, toUsd } from '../src/domain/money.ts';
+import { PLANS, type Plan } from '../src/domain/platform.ts';
+import { PostgresEventStore } from '../src/eventstore/postgres.ts';
+import { READ_SCHEMA, projections } from '../projections/index.ts';
+import { ProjectionWatcher } from '../projections/watcher.ts';
+
+const USAGE = `usage:
+  admin org create --name NAME --email EMAIL [--plan free|pro|enterprise] [--rate-limit N]
+  admin key create --org ORG_ID --name NAME [--mode live|test]
+  admin key revoke --key KEY_ID
+  admin deposit --org ORG_ID --amount USD [--reference TEXT]
+  admin video cancel --video VIDEO_ID`;
+
+class UsageError extends Error {}
+
+const options = {
+  name: { type: 'string' },
+  email: { type: 'string' },
+  plan: { type: 'string' },
+  'rate-limit': { type: 'string' },
+  org: { type: 'string' },
+  mode: { type: 'string' },
+  key: { type: 'string' },
+  amount: { type: 'string' },
+  reference: { type: 'string' },
+  video: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+type Values = ReturnType<typeof parseArgs<{ options: typeof options; allowPositionals: true }>>['values'];
+
+function required(values: Values, name: keyof Values): string {
+  const value = values[name];
+  if (typeof value !== 'string' || value.trim() === '') throw new UsageError(`--${name} is required`);
+  return value;
+}
+
+async function main(): Promise<void> {
+  let parsed;
+  try {
+    parsed = parseArgs({ options, allowPositionals: true, strict: true });
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  const { values, positionals } = parsed;
+  if (values.help) {
+    console.log(USAGE);
+    return;
+  }
+  const command = positionals.join(' ');
+  if (!['org create', 'key create', 'key revoke', 'deposit', 'video cancel'].includes(command)) {
+    throw new UsageError(command ? `unknown command "${command}"` : 'no command given');
+  }
+  // Check the arguments before touching the database.
+  const plan = (values.plan ?? 'free') as Plan;
+  if (!PLANS.includes(plan)) throw new UsageError(`--plan must be one of ${PLANS.join(', ')}`);
+  const rateLimit = values['rate-limit'] === undefined ? null : Number(values['rate-limit']);
+  if (rateLimit !== null && !(Number.isInteger(rateLimit) && rateLimit > 0)) throw new UsageError('--rate-limit must be a positive integer');
+  const mode = values.mode ?? 'live';
+  if (mode !== 'live' && mode !== 'test') throw new UsageError('--mode must be live or test');
+  const amount = values.amount === undefined ? null : parseUsd(values.amount);
+  if (command === 'deposit' && (amount === null || amount <= 0)) throw new UsageError('--amount must be a positive USD amount with at most 6 decimals, e.g. 25 or 10.50');
+
+  const db = await connect('vidtrack-admin');
+  const store = new PostgresEventStore(db.pool);
+  const watcher = new ProjectionWatcher();
+  try {
+    const clock = await readServiceClock(db.pool);
+    await watcher.follow(db.url, db.pool, READ_SCHEMA, projections.map((p) => p.name));
+    // Answer once the running service can see the change (a revoked key is refused at once).
+    const settled = async <T>(result: T, position: Parameters<ProjectionWatcher['waitFor']>[0]) => {
+      await watcher.waitFor(position, 5_000);
+      return result;
+    };
+    let output: unknown;
+    switch (command) {
+      case 'org create': {
+        const { orgId, position } = await openOrganization(store, clock, { name: required(values, 'name'), email: required(values, 'email'), plan, rateLimit });
+        output = await settled({ org_id: orgId }, position);
+        break;
+      }
+      case 'key create': {
+        const { keyId, apiKey, position } = await issueKey(store, clock, { orgId: required(values, 'org'), name: required(values, 'name'), mode });
+        output = await settled({ key_id: keyId, api_key: apiKey }, position);
+        break;
+      }
+      case 'key revoke': {
+        const keyId = required(values, 'key');
+        const { rows } = await db.pool.query(`SELECT org_id FROM ${READ_SCHEMA}.api_keys WHERE key_id = $1`, [keyId]);
+        if (!rows[0]) throw new DomainError('not_found', `Key ${keyId} not found`);
+        const handled = await revokeKey(store, clock, rows[0].org_id, keyId);
+        output = await settled({ key_id: keyId, revoked: true }, handled.position);
+        break;
+      }
+      case 'deposit': {
+        const orgId = required(values, 'org');
+        const handled = await deposit(store, clock, orgId, amount!, values.reference ?? null);
+        const balance = handled.state.exists ? handled.state.balance : 0;
+        output = await settled({ org_id: orgId, balance_usd: toUsd(balance) }, handled.position);
+        break;
+      }
+      case 'video cancel': {
+        const videoId = required(values, 'video');
+        const handled = await cancelVideo(store, clock, videoId);
+        output = await settled({ id: videoId, status: 'cancelled' }, handled.position);
+        break;
+      }
+    }
+    process.stdout.write(`${JSON.stringify(output)}\n`);
+  } finally {
+    await watcher.close();
+    await store.close();
+    await db.close();
+  }
+}
+
+main().catch((error) => {
+  if (error instanceof UsageError) {
+    process.stderr.write(`error: ${error.message}\n${USAGE}\n`);
+    process.exitCode = 2;
+  } else if (error instanceof DomainError) {
+    process.stderr.write(`error: ${error.message}\n`);
+    process.exitCode = 1;
+  } else {
+    process.stderr.write(`error: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exitCode = 1;
+  }
+});

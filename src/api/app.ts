@@ -1,0 +1,53 @@
+// The HTTP API, built by a function of its dependencies (tests call it with a real
+// database and use app.inject). Plugins in order: external, then ours, then routes.
+import swagger from '@fastify/swagger';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Ajv } from 'ajv';
+import Fastify, { type FastifyReply, type FastifyServerOptions } from 'fastify';
+import { registerAuth } from './auth.ts';
+import type { ApiDeps } from './context.ts';
+import { registerErrorHandling } from './errors.ts';
+import { usageRoutes } from './routes/usage.ts';
+import { videoRoutes } from './routes/videos.ts';
+import { Health } from './schemas.ts';
+
+export const API_PREFIX = '/api/v1';
+
+/** Bodies are validated strictly (a string is not an integer); query strings are text, so they are coerced. */
+function validators() {
+  const options = { allErrors: false, useDefaults: true, removeAdditional: false, strict: false } as const;
+  return { body: new Ajv({ ...options, coerceTypes: false }), other: new Ajv({ ...options, coerceTypes: true }) };
+}
+
+export async function buildApp(deps: ApiDeps, options: FastifyServerOptions = {}) {
+  const app = Fastify({ logger: false, ...options, genReqId: () => crypto.randomUUID() }).withTypeProvider<TypeBoxTypeProvider>();
+  const ajv = validators();
+  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? ajv.body : ajv.other).compile(schema));
+  registerErrorHandling(app);
+
+  await app.register(swagger, {
+    openapi: {
+      info: { title: 'vidtrack video tracking API', version: 'v1' },
+      servers: [{ url: API_PREFIX }],
+      components: { securitySchemes: { apiKey: { type: 'apiKey', name: 'X-API-Key', in: 'header' } } },
+      security: [{ apiKey: [] }],
+    },
+  });
+
+  const health = { config: { public: true }, schema: { hide: true, response: { 200: Health, 503: Health } } };
+  const healthHandler = async (_request: unknown, reply: FastifyReply) =>
+    deps.isReady() ? reply.code(200).send({ status: 'ok' }) : reply.code(503).send({ status: 'starting' });
+  app.get('/health', health, healthHandler);
+
+  await app.register(
+    async (api) => {
+      await registerAuth(api, { keys: deps.keys, failedAuthLimit: deps.failedAuthLimit ?? 100 });
+      api.get('/health', health, healthHandler);
+      api.get('/openapi.json', { config: { public: true }, schema: { hide: true } }, async () => app.swagger());
+      await api.register(videoRoutes(deps));
+      await api.register(usageRoutes(deps));
+    },
+    { prefix: API_PREFIX },
+  );
+  return app;
+}

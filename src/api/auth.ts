@@ -1,0 +1,80 @@
+// Authentication and rate limits. Order matters and is Fastify's hook order:
+//   1. onRequest (app level): resolve X-API-Key to a key (or none); never answers.
+//   2. onRequest (route level, @fastify/rate-limit): count the request against the key,
+//      or against the client address when there is no valid key (failed authentications).
+//   3. preParsing: answer 401 when there is no valid key, before a body is even read.
+import rateLimit from '@fastify/rate-limit';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { KeyMode, Plan } from '../domain/platform.ts';
+import { hashApiKey } from '../commands/account-commands.ts';
+import { HttpError } from './errors.ts';
+import type { KeyCache } from './key-cache.ts';
+
+export interface Caller {
+  keyId: string;
+  orgId: string;
+  mode: KeyMode;
+  plan: Plan;
+  rateLimit: number | null;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    caller: Caller | null;
+  }
+  interface FastifyContextConfig {
+    /** Routes anyone may call without a key (health, OpenAPI document). */
+    public?: boolean;
+  }
+}
+
+export const PLAN_LIMITS: Record<Plan, number> = { free: 60, pro: 300, enterprise: 1000 };
+const KEY_SHAPE = /^vt_(live|test)_[A-Za-z0-9_-]{16,128}$/;
+
+export function limitOf(caller: Caller): number {
+  return caller.rateLimit ?? PLAN_LIMITS[caller.plan];
+}
+
+export interface AuthOptions {
+  keys: KeyCache;
+  /** Requests per minute from one address without a valid key. */
+  failedAuthLimit: number;
+}
+
+export async function registerAuth(app: FastifyInstance, options: AuthOptions): Promise<void> {
+  app.decorateRequest('caller', null);
+
+  app.addHook('onRequest', async (request) => {
+    if (request.routeOptions.config.public) return;
+    request.caller = await resolveCaller(request, options.keys);
+  });
+
+  await app.register(rateLimit, {
+    global: true,
+    timeWindow: 60_000,
+    keyGenerator: (request) => (request.caller ? `key:${request.caller.keyId}` : `ip:${request.ip}`),
+    max: async (request) => (request.caller ? limitOf(request.caller) : options.failedAuthLimit),
+    allowList: (request) => Boolean(request.routeOptions.config.public),
+    errorResponseBuilder: (_request, context) =>
+      new HttpError(429, { error: 'Rate limit exceeded', limit: context.max, reset: Math.ceil((Date.now() + context.ttl) / 1000) }),
+  });
+
+  // The plugin sends seconds until the reset; the spec's X-RateLimit-Reset is a Unix time.
+  app.addHook('onSend', async (_request, reply) => {
+    const secondsLeft = reply.getHeader('x-ratelimit-reset');
+    if (secondsLeft !== undefined) reply.header('x-ratelimit-reset', Math.floor(Date.now() / 1000) + Number(secondsLeft));
+  });
+
+  app.addHook('preParsing', async (request) => {
+    if (!request.routeOptions.config.public && !request.caller) throw new HttpError(401, { error: 'API key required' });
+  });
+}
+
+async function resolveCaller(request: FastifyRequest, keys: KeyCache): Promise<Caller | null> {
+  const header = request.headers['x-api-key'];
+  const apiKey = Array.isArray(header) ? header[0] : header;
+  if (!apiKey || !KEY_SHAPE.test(apiKey)) return null;
+  const key = await keys.lookup(hashApiKey(apiKey));
+  if (!key || key.revoked || !apiKey.startsWith(`vt_${key.mode}_`)) return null;
+  return { keyId: key.keyId, orgId: key.orgId, mode: key.mode, plan: key.plan, rateLimit: key.rateLimit };
+}

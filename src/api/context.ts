@@ -1,0 +1,26 @@
+import type { Pool } from 'pg';
+import type { Clock } from '../clock.ts';
+import type { CollectorSet } from '../collect/collectors.ts';
+import type { EventStore, Position } from '../eventstore/port.ts';
+import type { ProjectionWatcher } from '../../projections/watcher.ts';
+import type { KeyCache } from './key-cache.ts';
+
+/** What the API needs from the rest of the service, handed to `buildApp` by the composition root. */
+export interface ApiDeps {
+  pool: Pool;
+  store: EventStore;
+  collectors: CollectorSet;
+  clock: Clock;
+  watcher: ProjectionWatcher;
+  keys: KeyCache;
+  /** True once projections and scheduler are running: /health answers 200 only then. */
+  isReady: () => boolean;
+  failedAuthLimit?: number;
+  /** Longest wait for the read models to pass a command's events before answering. */
+  readYourWritesMs?: number;
+}
+
+/** Read-your-writes: answer a command only once the read models show its events (bounded). */
+export async function awaitProjection(deps: ApiDeps, position: Position | null): Promise<void> {
+  await deps.watcher.waitFor(position, deps.readYourWritesMs ?? 2_000);
+}

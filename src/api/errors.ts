@@ -1,0 +1,79 @@
+// Every error leaves in the spec's shape: { error, details? }. Validation problems are
+// 400 `Invalid request` with one { field, message } per field. Nothing a client sends
+// becomes a 500: unexpected failures (a database outage) answer 503 and are logged.
+import type { FastifyError, FastifyInstance } from 'fastify';
+
+export class HttpError extends Error {
+  constructor(
+    readonly statusCode: number,
+    readonly body: { error: string; [extra: string]: unknown },
+  ) {
+    super(body.error);
+  }
+}
+
+export function invalidRequest(details: Array<{ field: string; message: string }>): HttpError {
+  return new HttpError(400, { error: 'Invalid request', details });
+}
+
+interface AjvError {
+  keyword: string;
+  instancePath: string;
+  message?: string;
+  params: Record<string, unknown>;
+}
+
+function fieldOf(error: AjvError, part: string | undefined): string {
+  const path = error.instancePath.replace(/^\//, '').replaceAll('/', '.');
+  if (error.keyword === 'required') return path ? `${path}.${String(error.params.missingProperty)}` : String(error.params.missingProperty);
+  return path || (part === 'body' ? 'body' : part ?? 'request');
+}
+
+function messageOf(error: AjvError, field: string): string {
+  switch (error.keyword) {
+    case 'required':
+      return `${field} is required`;
+    case 'enum':
+      return `${field} must be one of: ${(error.params.allowedValues as string[]).join(', ')}`;
+    case 'type':
+      return `${field} must be ${error.params.type === 'integer' ? 'an integer' : `of type ${String(error.params.type)}`}`;
+    default:
+      return `${field} ${error.message ?? 'is invalid'}`;
+  }
+}
+
+/** One detail per field: the first complaint is the useful one. */
+export function validationDetails(errors: AjvError[], part: string | undefined): Array<{ field: string; message: string }> {
+  const byField = new Map<string, string>();
+  for (const error of errors) {
+    const field = fieldOf(error, part);
+    if (!byField.has(field)) byField.set(field, messageOf(error, field));
+  }
+  return [...byField].map(([field, message]) => ({ field, message }));
+}
+
+const BODY_ERRORS: Record<string, string> = {
+  FST_ERR_CTP_INVALID_JSON_BODY: 'body is not valid JSON',
+  FST_ERR_CTP_EMPTY_JSON_BODY: 'body is empty; send a JSON object',
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'Content-Type must be application/json',
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'Content-Length does not match the body',
+};
+
+export function registerErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((error: FastifyError & { body?: Record<string, unknown> }, request, reply) => {
+    if (error instanceof HttpError) return reply.code(error.statusCode).send(error.body);
+    if (error.validation) {
+      return reply.code(400).send({ error: 'Invalid request', details: validationDetails(error.validation as AjvError[], error.validationContext) });
+    }
+    if (error.code && BODY_ERRORS[error.code]) {
+      return reply.code(400).send({ error: 'Invalid request', details: [{ field: 'body', message: BODY_ERRORS[error.code]! }] });
+    }
+    if (error.statusCode === 429 && error.body) return reply.code(429).send(error.body);
+    if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
+      return reply.code(error.statusCode).send({ error: error.message });
+    }
+    request.log.error({ err: error }, 'request failed');
+    return reply.code(503).send({ error: 'Service temporarily unavailable' });
+  });
+  app.setNotFoundHandler((_request, reply) => reply.code(404).send({ error: 'Not found' }));
+}

@@ -1,0 +1,110 @@
+// TypeBox schemas: they validate requests, serialize responses and produce the OpenAPI document.
+import { Type, type Static } from '@sinclair/typebox';
+import { PLATFORMS, VIDEO_STATUSES } from '../domain/platform.ts';
+
+
+export const ErrorBody = Type.Object(
+  {
+    error: Type.String(),
+    details: Type.Optional(Type.Array(Type.Object({ field: Type.String(), message: Type.String() }))),
+  },
+  { $id: 'Error', additionalProperties: true },
+);
+
+export const TrackBody = Type.Object(
+  {
+    video_link: Type.String({ description: 'Full URL of a public video', maxLength: 2048 }),
+    duration_days: Type.Integer({ minimum: 1, maximum: 30 }),
+  },
+  { additionalProperties: true },
+);
+export type TrackBody = Static<typeof TrackBody>;
+
+export const ListQuery = Type.Object(
+  {
+    platform: Type.Optional(Type.String()),
+    status: Type.Optional(Type.Union(VIDEO_STATUSES.map((s) => Type.Literal(s)))),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 50 })),
+  },
+  { additionalProperties: true },
+);
+export type ListQuery = Static<typeof ListQuery>;
+
+export const VideoParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 200 }) });
+export type VideoParams = Static<typeof VideoParams>;
+
+const Platform = Type.Union(PLATFORMS.map((p) => Type.Literal(p)));
+const Status = Type.Union(VIDEO_STATUSES.map((s) => Type.Literal(s)));
+
+export const Metadata = Type.Object(
+  { title: Type.Optional(Type.String()), creator: Type.Optional(Type.String()), description: Type.Optional(Type.String()) },
+  { additionalProperties: true },
+);
+
+export const Snapshot = Type.Object({
+  id: Type.String(),
+  snapshot_id: Type.String(),
+  snapshot_time: Type.String({ format: 'date-time' }),
+  views: Type.Optional(Type.String()),
+  likes: Type.Optional(Type.String()),
+  comments: Type.Optional(Type.String()),
+  shares: Type.Optional(Type.String()),
+  saves: Type.Optional(Type.String()),
+  retweets: Type.Optional(Type.String()),
+  replies: Type.Optional(Type.String()),
+  provider: Type.String(),
+});
+
+const videoCore = {
+  id: Type.String(),
+  job_id: Type.String(),
+  video_link: Type.String(),
+  platform: Platform,
+  status: Status,
+  monitoring_duration_days: Type.Integer(),
+  days_remaining: Type.Number(),
+  created_at: Type.String({ format: 'date-time' }),
+};
+
+export const TrackedVideo = Type.Object({ ...videoCore, estimated_cost: Type.Number() }, { $id: 'TrackedVideo' });
+
+export const ListedVideo = Type.Object(
+  { ...videoCore, monitoring_started: Type.String({ format: 'date-time' }), current_metadata: Metadata },
+  { $id: 'ListedVideo' },
+);
+
+export const VideoDetail = Type.Object(
+  {
+    ...videoCore,
+    monitoring_started: Type.String({ format: 'date-time' }),
+    is_deleted: Type.Boolean(),
+    current_metadata: Metadata,
+    snapshots: Type.Array(Snapshot),
+    last_updated: Type.String({ format: 'date-time' }),
+  },
+  { $id: 'VideoDetail' },
+);
+
+export const VideoList = Type.Object({ videos: Type.Array(ListedVideo), total: Type.Integer(), limit: Type.Integer() });
+
+export const StopResult = Type.Object({
+  success: Type.Boolean(),
+  id: Type.String(),
+  job_id: Type.String(),
+  video_link: Type.String(),
+  previous_status: Status,
+  new_status: Status,
+});
+
+export const Usage = Type.Object({
+  balance_usd: Type.Number(),
+  total_snapshots: Type.Integer(),
+  active_videos: Type.Integer(),
+  uncharged_usage_usd: Type.Number(),
+  total_charged_usd: Type.Number(),
+  estimated_snapshots_remaining: Type.Integer(),
+  cost_per_snapshot: Type.Number(),
+});
+
+export const Health = Type.Object({ status: Type.String() });
+

@@ -1,0 +1,76 @@
+// Every collector has the same outer loop: one answer per ref, in order, while the API is called
+// once per group of distinct videos (two organizations tracking one video cost one lookup).
+import type { FetchResult, VideoRef } from '../collector.ts';
+import type { Failure } from './http.ts';
+import { Malformed } from './json.ts';
+
+/** Answers for one group, by platform id, or one failure that applies to the whole group. */
+export type GroupAnswer = ReadonlyMap<string, FetchResult> | Failure;
+
+export interface BatchPlan {
+  /** Refs whose id cannot be the platform's (a call with it could fail the whole group). */
+  readonly isValidId: (platformId: string) => boolean;
+  /** Splits distinct refs into groups, each fetched by one call (or one paged walk). */
+  readonly group: (refs: readonly VideoRef[]) => VideoRef[][];
+  readonly fetchGroup: (refs: readonly VideoRef[]) => Promise<GroupAnswer>;
+}
+
+/**
+ * Runs the groups one after the other, not in parallel: a rate-limit answer to one group must be
+ * seen (through the collector's Backoff) before the next group is sent.
+ */
+export async function collectInBatches(label: string, refs: readonly VideoRef[], plan: BatchPlan): Promise<FetchResult[]> {
+  const answers = new Map<string, FetchResult>();
+  const distinct = new Map<string, VideoRef>();
+  for (const ref of refs) {
+    if (!plan.isValidId(ref.platformId)) {
+      answers.set(ref.platformId, { status: 'not_found', deleted: false, message: `Not a ${label} video id: ${ref.platformId}` });
+    } else if (!distinct.has(ref.platformId)) {
+      distinct.set(ref.platformId, ref);
+    }
+  }
+  for (const group of plan.group([...distinct.values()])) {
+    const answer = await fetchGuarded(label, plan, group);
+    for (const ref of group) {
+      answers.set(ref.platformId, isGroupFailure(answer) ? answer : (answer.get(ref.platformId) ?? noAnswer(label)));
+    }
+  }
+  return refs.map((ref) => answers.get(ref.platformId) ?? noAnswer(label));
+}
+
+/** Fixed-size groups, for APIs that take a list of ids. */
+export function chunksOf(size: number): (refs: readonly VideoRef[]) => VideoRef[][] {
+  return (refs) => {
+    const groups: VideoRef[][] = [];
+    for (let start = 0; start < refs.length; start += size) groups.push(refs.slice(start, start + size));
+    return groups;
+  };
+}
+
+async function fetchGuarded(label: string, plan: BatchPlan, group: readonly VideoRef[]): Promise<GroupAnswer> {
+  try {
+    return await plan.fetchGroup(group);
+  } catch (error) {
+    // A body that parsed as JSON but not in the API's shape: nothing in it can be trusted.
+    if (error instanceof Malformed) return { status: 'invalid', message: `${label} answered an unexpected shape: ${error.message}` };
+    throw error;
+  }
+}
+
+/** Reads one video of an answer; a video in an unexpected shape is `invalid` alone, not its whole group. */
+export function readOne(label: string, read: () => FetchResult): FetchResult {
+  try {
+    return read();
+  } catch (error) {
+    if (error instanceof Malformed) return { status: 'invalid', message: `${label} answered an unexpected video: ${error.message}` };
+    throw error;
+  }
+}
+
+function isGroupFailure(answer: GroupAnswer): answer is Failure {
+  return 'status' in answer;
+}
+
+function noAnswer(label: string): FetchResult {
+  return { status: 'invalid', message: `${label} gave no answer for this video` };
+}

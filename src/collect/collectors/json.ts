@@ -1,0 +1,82 @@
+// Reading platform answers without trusting them. TikTok ids (and, one day, any count) exceed
+// 2^53, which JSON.parse silently rounds; and any field may be missing or of the wrong type, which
+// must become an `invalid` result rather than a crash or a wrong number in a snapshot.
+
+/** Thrown by the readers below; collectors turn it into an `invalid` result. */
+export class Malformed extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'Malformed';
+  }
+}
+
+// A JSON string (skipped as is) or a number literal. Strings are matched first so that digits
+// inside them are never touched.
+const TOKEN = /"(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/g;
+
+/**
+ * JSON.parse, except that integers beyond Number.MAX_SAFE_INTEGER come back as their exact decimal
+ * strings. Node 20 has no reviver access to the source text, hence the rewrite before parsing.
+ * Throws SyntaxError on malformed text, as JSON.parse does.
+ */
+export function parseJsonLossless(text: string): unknown {
+  const rewritten = text.replace(TOKEN, (token) =>
+    token.startsWith('"') || !/^-?\d+$/.test(token) || Number.isSafeInteger(Number(token)) ? token : `"${token}"`,
+  );
+  return JSON.parse(rewritten);
+}
+
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+export function record(value: unknown, what: string): Record<string, unknown> {
+  if (!isRecord(value)) throw new Malformed(`${what} is not an object`);
+  return value;
+}
+
+export function array(value: unknown, what: string): unknown[] {
+  if (!Array.isArray(value)) throw new Malformed(`${what} is not an array`);
+  return value;
+}
+
+export function string(value: unknown, what: string): string {
+  if (typeof value !== 'string') throw new Malformed(`${what} is not a string`);
+  return value;
+}
+
+/** A text field that platforms leave out when empty (descriptions, captions). */
+export function optionalString(value: unknown, what: string): string {
+  return value === undefined || value === null ? '' : string(value, what);
+}
+
+/**
+ * An id that may arrive as a JSON string or a JSON number (TikTok sends numbers; after
+ * parseJsonLossless the large ones are already strings). Always returned as a decimal string.
+ */
+export function id(value: unknown, what: string): string {
+  if (typeof value === 'string' && value !== '') return value;
+  if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) return String(value);
+  throw new Malformed(`${what} is not an id`);
+}
+
+/**
+ * A count as a canonical decimal string, or undefined when the platform left it out (hidden
+ * likes). Accepts JSON numbers (X, TikTok) and digit strings (YouTube).
+ */
+export function count(value: unknown, what: string): string | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value === 'number') {
+    if (Number.isSafeInteger(value) && value >= 0) return String(value);
+  } else if (typeof value === 'string' && /^\d+$/.test(value)) {
+    return BigInt(value).toString();
+  }
+  throw new Malformed(`${what} is not a non-negative integer`);
+}
+
+/** Metrics the platform left out are omitted from the snapshot, not written as undefined. */
+export function definedOnly<T extends object>(value: T): { [K in keyof T]?: Exclude<T[K], undefined> } {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as {
+    [K in keyof T]?: Exclude<T[K], undefined>;
+  };
+}

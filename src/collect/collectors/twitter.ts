@@ -1,0 +1,141 @@
+// X API v2 `GET /2/tweets`: 100 ids a call. Missing and protected tweets come back in `errors`
+// beside the found ones (HTTP 200); every answer carries the rate-limit window in
+// x-rate-limit-remaining / x-rate-limit-reset (Unix seconds), which we obey before the 429 comes.
+import type { Clock } from '../../clock.ts';
+import type { Collector, FetchResult, VideoRef } from '../collector.ts';
+import { Backoff } from './backoff.ts';
+import { chunksOf, collectInBatches, type GroupAnswer, readOne } from './batch.ts';
+import { DEFAULT_FETCH_TIMEOUT_MS, type HttpAnswer, isFailure, requestJson, unavailable } from './http.ts';
+import { array, count, definedOnly, id, isRecord, Malformed, record, string } from './json.ts';
+
+export const X_API_URL = 'https://api.x.com';
+const LABEL = 'X';
+const IDS_PER_CALL = 100;
+const TWEET_ID = /^\d{1,20}$/;
+/** A 429 without a reset header: X's windows are 15 minutes long. */
+const DEFAULT_WINDOW_MS = 15 * 60_000;
+
+export interface TwitterCollectorOptions {
+  readonly bearerToken: string;
+  readonly clock: Clock;
+  readonly baseUrl?: string;
+  readonly fetchTimeoutMs?: number;
+}
+
+export class TwitterCollector implements Collector {
+  readonly name = 'x-api-v2';
+  private readonly baseUrl: string;
+  private readonly timeoutMs: number;
+  private readonly backoff: Backoff;
+
+  constructor(private readonly options: TwitterCollectorOptions) {
+    this.baseUrl = (options.baseUrl ?? X_API_URL).replace(/\/+$/, '');
+    this.timeoutMs = options.fetchTimeoutMs ?? DEFAULT_FETCH_TIMEOUT_MS;
+    this.backoff = new Backoff(options.clock);
+  }
+
+  collect(refs: readonly VideoRef[]): Promise<FetchResult[]> {
+    return collectInBatches(LABEL, refs, {
+      isValidId: (tweetId) => TWEET_ID.test(tweetId),
+      group: chunksOf(IDS_PER_CALL),
+      fetchGroup: (group) => this.fetchGroup(group.map((ref) => ref.platformId)),
+    });
+  }
+
+  private async fetchGroup(ids: readonly string[]): Promise<GroupAnswer> {
+    const blocked = this.backoff.blocked();
+    if (blocked) return blocked;
+    const url = new URL(`${this.baseUrl}/2/tweets`);
+    url.searchParams.set('ids', ids.join(','));
+    url.searchParams.set('tweet.fields', 'created_at,public_metrics,author_id');
+    url.searchParams.set('expansions', 'author_id');
+    url.searchParams.set('user.fields', 'username,name');
+    const answer = await requestJson(LABEL, url.href, {
+      timeoutMs: this.timeoutMs,
+      headers: { authorization: `Bearer ${this.options.bearerToken}` },
+    });
+    if (isFailure(answer)) return answer;
+    if (answer.status === 429) return this.blockFor(answer, 'X rate limit reached (HTTP 429)');
+    this.noteWindow(answer);
+    if (answer.status !== 200) return refusal(answer);
+    return this.readTweets(answer.body, ids);
+  }
+
+  /** The window is used up: hold every call until X's reset, even though this answer succeeded. */
+  private noteWindow(answer: HttpAnswer): void {
+    if (answer.headers.get('x-rate-limit-remaining') === '0') this.blockFor(answer, 'X rate limit window is used up');
+  }
+
+  private blockFor(answer: HttpAnswer, reason: string): GroupAnswer {
+    const reset = answer.headers.get('x-rate-limit-reset');
+    const until = reset && /^\d+$/.test(reset)
+      ? new Date(Number(reset) * 1000)
+      : new Date(this.options.clock.now().getTime() + DEFAULT_WINDOW_MS);
+    this.backoff.block(until, reason);
+    return this.backoff.blocked() ?? unavailable(reason);
+  }
+
+  private readTweets(body: unknown, ids: readonly string[]): Map<string, FetchResult> {
+    const root = record(body, 'the answer');
+    if (root.data === undefined && root.errors === undefined) throw new Malformed('neither data nor errors');
+    const includes = root.includes === undefined ? {} : record(root.includes, 'includes');
+    const usernames = new Map<string, string>();
+    for (const user of includes.users === undefined ? [] : array(includes.users, 'includes.users')) {
+      const fields = record(user, 'a user');
+      usernames.set(id(fields.id, 'user id'), string(fields.username, 'user username'));
+    }
+    const answers = new Map<string, FetchResult>();
+    for (const problem of root.errors === undefined ? [] : array(root.errors, 'errors')) {
+      const fields = record(problem, 'an error');
+      const tweetId = typeof fields.resource_id === 'string' ? fields.resource_id : fields.value;
+      if (typeof tweetId === 'string') answers.set(tweetId, notFound(fields));
+    }
+    for (const tweet of root.data === undefined ? [] : array(root.data, 'data')) {
+      const fields = record(tweet, 'a tweet');
+      answers.set(id(fields.id, 'tweet id'), this.readTweet(fields, usernames));
+    }
+    for (const tweetId of ids) {
+      if (!answers.has(tweetId)) answers.set(tweetId, { status: 'not_found', deleted: false, message: 'X did not return this post' });
+    }
+    return answers;
+  }
+
+  private readTweet(tweet: Record<string, unknown>, usernames: ReadonlyMap<string, string>): FetchResult {
+    return readOne(LABEL, () => {
+      const publicMetrics = record(tweet.public_metrics, 'public_metrics');
+      const replies = count(publicMetrics.reply_count, 'reply_count');
+      const retweets = count(publicMetrics.retweet_count, 'retweet_count');
+      // DESIGN §8: comments = replies, shares = retweets, and both are also kept under their own names.
+      const metrics = {
+        views: count(publicMetrics.impression_count, 'impression_count'),
+        likes: count(publicMetrics.like_count, 'like_count'),
+        comments: replies,
+        shares: retweets,
+        retweets,
+        replies,
+      };
+      const authorId = tweet.author_id === undefined ? undefined : id(tweet.author_id, 'author_id');
+      return {
+        status: 'ok',
+        metrics: definedOnly(metrics),
+        // Posts have no title: the text is the description, the author's handle the creator.
+        metadata: { title: '', creator: (authorId && usernames.get(authorId)) ?? '', description: string(tweet.text, 'text') },
+        provider: this.name,
+      };
+    });
+  }
+}
+
+/** A per-post error: "Not Found Error" means gone; "Authorization Error" means protected. */
+function notFound(problem: Record<string, unknown>): FetchResult {
+  const type = typeof problem.type === 'string' ? problem.type : '';
+  const detail = typeof problem.detail === 'string' ? problem.detail : 'X could not return this post';
+  return { status: 'not_found', deleted: type.endsWith('/resource-not-found'), message: detail };
+}
+
+function refusal(answer: HttpAnswer): GroupAnswer {
+  const body = isRecord(answer.body) ? answer.body : {};
+  const detail = typeof body.detail === 'string' ? body.detail : typeof body.title === 'string' ? body.title : `HTTP ${answer.status}`;
+  if (answer.status === 401 || answer.status === 403) return unavailable(`X refused the bearer token (X_BEARER_TOKEN): ${detail}`);
+  return unavailable(`X answered HTTP ${answer.status}: ${detail}`);
+}

@@ -1,0 +1,66 @@
+// Decide many video commands from read-model rows and append them in one batch. A stream
+// that moved on since its row was projected is decided again from the stream itself.
+import { DomainError } from '../domain/errors.ts';
+import { decideVideo, type VideoCommand } from '../domain/video-decide.ts';
+import { streamIdOfVideo } from '../domain/video.ts';
+import { comparePositions, type EventStore, type Position, type StreamAppend } from '../eventstore/port.ts';
+import { videoDecider } from '../commands/deciders.ts';
+import { handleCommand } from '../commands/handle.ts';
+import { stateOf, type VideoWork } from './due-videos.ts';
+
+export interface Decision {
+  video: VideoWork;
+  command: VideoCommand;
+}
+
+export interface AppliedDecisions {
+  /** Event types appended, counted (for metrics and tests). */
+  counts: Map<string, number>;
+  /** The last position written, for read-your-writes. */
+  position: Position | null;
+}
+
+function decideOrSkip(command: VideoCommand, state: ReturnType<typeof stateOf>) {
+  try {
+    return decideVideo(command, state);
+  } catch (error) {
+    // A refusal means the video moved on (stopped, cancelled): there is nothing to do.
+    if (error instanceof DomainError) return [];
+    throw error;
+  }
+}
+
+export async function applyDecisions(store: EventStore, decisions: readonly Decision[]): Promise<AppliedDecisions> {
+  const counts = new Map<string, number>();
+  let position: Position | null = null;
+  const note = (types: string[], at: Position | null) => {
+    for (const t of types) counts.set(t, (counts.get(t) ?? 0) + 1);
+    if (at && (!position || comparePositions(at, position) > 0)) position = at;
+  };
+
+  const appends: StreamAppend[] = [];
+  const pending: Decision[] = [];
+  for (const decision of decisions) {
+    const events = decideOrSkip(decision.command, stateOf(decision.video));
+    if (events.length === 0) continue;
+    appends.push({ streamId: streamIdOfVideo(decision.video.video_id), events, expectedRevision: BigInt(decision.video.revision) });
+    pending.push(decision);
+  }
+  if (appends.length === 0) return { counts, position };
+
+  const results = await store.appendMany(appends);
+  const retries: Decision[] = [];
+  results.forEach((result, i) => {
+    if (result.ok) note(appends[i]!.events.map((e) => e.type), result.result.position);
+    else retries.push(pending[i]!);
+  });
+  for (const { video, command } of retries) {
+    try {
+      const handled = await handleCommand(store, streamIdOfVideo(video.video_id), videoDecider, command);
+      note(handled.events.map((e) => e.type), handled.position);
+    } catch (error) {
+      if (!(error instanceof DomainError)) throw error;
+    }
+  }
+  return { counts, position };
+}

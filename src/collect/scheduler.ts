@@ -1,0 +1,88 @@
+// Bree schedules the recurring work (intervals in service time, so TIME_SCALE speeds them
+// up). Each Bree job is a tiny worker that only says "due": the rounds run in the main
+// thread because they share its database pool, event store and projection watcher, and
+// they are I/O-bound. A job never overlaps itself, and a round drains its due work.
+import Bree from 'bree';
+import { fileURLToPath } from 'node:url';
+import { chargeUsage, collectDue, completeEnded, resumeFunded, type WorkDeps } from './work.ts';
+
+export type JobName = 'collect' | 'complete' | 'resume' | 'charge';
+
+export interface SchedulerOptions {
+  timeScale: number;
+  onError: (job: JobName, error: unknown) => void;
+  onRound?: (job: JobName, counts: Map<string, number>) => void;
+}
+
+/** Service-time interval of each job. */
+const INTERVALS_MS: Record<JobName, number> = { collect: 60_000, complete: 60_000, resume: 60_000, charge: 3_600_000 };
+const MIN_WALL_INTERVAL_MS: Record<JobName, number> = { collect: 200, complete: 200, resume: 200, charge: 1_000 };
+
+export class Scheduler {
+  private bree: Bree | null = null;
+  private running = new Map<JobName, Promise<void>>();
+
+  constructor(
+    private readonly deps: WorkDeps,
+    private readonly options: SchedulerOptions,
+  ) {}
+
+  /** One round of a job, to completion (also what tests and benchmarks call). */
+  async run(job: JobName): Promise<void> {
+    const current = this.running.get(job);
+    if (current) return current;
+    const round = this.drain(job).finally(() => this.running.delete(job));
+    this.running.set(job, round);
+    return round;
+  }
+
+  private async drain(job: JobName): Promise<void> {
+    for (;;) {
+      switch (job) {
+        case 'collect': {
+          const round = await collectDue(this.deps);
+          this.options.onRound?.(job, round.counts);
+          if (round.claimed < this.deps.batchSize) return;
+          break;
+        }
+        case 'complete': {
+          const round = await completeEnded(this.deps);
+          this.options.onRound?.(job, round.counts);
+          if ((round.counts.get('VideoCompleted') ?? 0) < this.deps.batchSize) return;
+          break;
+        }
+        case 'resume':
+          this.options.onRound?.(job, (await resumeFunded(this.deps)).counts);
+          return;
+        case 'charge':
+          await chargeUsage(this.deps);
+          return;
+      }
+    }
+  }
+
+  async start(): Promise<void> {
+    const jobs = (Object.keys(INTERVALS_MS) as JobName[]).map((name) => ({
+      name,
+      path: fileURLToPath(new URL(`./jobs/${name}.mjs`, import.meta.url)),
+      interval: Math.max(MIN_WALL_INTERVAL_MS[name], Math.round(INTERVALS_MS[name] / this.options.timeScale)),
+      worker: { workerData: { job: name } },
+    }));
+    this.bree = new Bree({
+      root: false,
+      logger: false,
+      jobs,
+      workerMessageHandler: ({ message }) => {
+        const job = (message as { due?: JobName } | undefined)?.due;
+        if (job) this.run(job).catch((error) => this.options.onError(job, error));
+      },
+      errorHandler: (error: unknown, meta: { name?: string }) => this.options.onError((meta?.name ?? 'collect') as JobName, error),
+    });
+    await this.bree.start();
+  }
+
+  async stop(): Promise<void> {
+    await this.bree?.stop();
+    await Promise.allSettled(this.running.values());
+  }
+}

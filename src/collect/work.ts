@@ -1,0 +1,155 @@
+// The scheduler's recurring work, each function one round over due work in bulk.
+import type { Pool } from 'pg';
+import { HOUR_MS, type Clock } from '../clock.ts';
+import { SNAPSHOT_PRICE } from '../domain/money.ts';
+import type { VideoCommand } from '../domain/video-decide.ts';
+import { slotDueAt } from '../domain/video.ts';
+import type { EventStore, Position } from '../eventstore/port.ts';
+import { charge } from '../commands/account-commands.ts';
+import { snapshotIdOf } from '../commands/ids.ts';
+import type { ProjectionWatcher } from '../../projections/watcher.ts';
+import type { Collector, FetchResult } from './collector.ts';
+import type { CollectorSet } from './collectors.ts';
+import { applyDecisions, type AppliedDecisions, type Decision } from './decisions.ts';
+import { availableFunds, dueVideos, endedVideos, organizationsWithDueSlots, pausedVideos, unchargedOrganizations, type VideoWork } from './due-videos.ts';
+import { leaseOrganizations, releaseOrganizations } from './leases.ts';
+
+export interface WorkDeps {
+  pool: Pool;
+  store: EventStore;
+  collectors: CollectorSet;
+  clock: Clock;
+  watcher: ProjectionWatcher;
+  /** This scheduler's name in leases. */
+  holder: string;
+  batchSize: number;
+}
+
+/** After a failed attempt (platform unreachable), try the slot again this much later (service time). */
+const RETRY_AFTER_MS = 5 * 60_000;
+const retryAt = new Map<string, number>();
+
+/**
+ * The next spending of money waits for the read models to show the last one: an
+ * organization's available funds are read from them, so they must be current.
+ */
+async function settle(deps: WorkDeps, applied: AppliedDecisions): Promise<AppliedDecisions> {
+  await deps.watcher.waitFor(applied.position, 30_000);
+  return applied;
+}
+
+/** One round of collection: due slots of leased organizations, paid for or paused. */
+export async function collectDue(deps: WorkDeps): Promise<AppliedDecisions & { claimed: number }> {
+  const now = deps.clock.now();
+  const orgs = await leaseOrganizations(deps.pool, deps.holder, await organizationsWithDueSlots(deps.pool, now, deps.batchSize), 1000);
+  try {
+    const due = (await dueVideos(deps.pool, now, orgs, deps.batchSize)).filter((v) => (retryAt.get(v.video_id) ?? 0) <= now.getTime());
+    const funds = await availableFunds(deps.pool, orgs);
+    const toCollect: VideoWork[] = [];
+    const decisions: Decision[] = [];
+    for (const video of due) {
+      if (video.mode === 'live') {
+        const available = funds.get(video.org_id) ?? 0;
+        if (available < SNAPSHOT_PRICE) {
+          decisions.push({ video, command: { type: 'Pause', now } });
+          continue;
+        }
+        funds.set(video.org_id, available - SNAPSHOT_PRICE);
+      }
+      toCollect.push(video);
+    }
+    const results = await collectAll(deps.collectors, toCollect);
+    toCollect.forEach((video, i) => {
+      const command = commandFor(video, results[i]!, now);
+      if (command) decisions.push({ video, command });
+    });
+    const applied = await settle(deps, await applyDecisions(deps.store, decisions));
+    return { ...applied, claimed: due.length };
+  } finally {
+    await releaseOrganizations(deps.pool, deps.holder, orgs);
+  }
+}
+
+/** Each collector gets its videos in one call (it batches as its platform allows). */
+async function collectAll(collectors: CollectorSet, videos: VideoWork[]): Promise<FetchResult[]> {
+  const groups = new Map<Collector, number[]>();
+  videos.forEach((video, i) => {
+    const collector = collectors.forVideo(video.mode, video.platform);
+    groups.set(collector, [...(groups.get(collector) ?? []), i]);
+  });
+  const results: FetchResult[] = new Array(videos.length);
+  await Promise.all(
+    [...groups].map(async ([collector, indexes]) => {
+      const refs = indexes.map((i) => {
+        const v = videos[i]!;
+        return { platform: v.platform, platformId: v.platform_id, videoLink: v.video_link, slot: v.next_slot };
+      });
+      const answers = await collector.collect(refs).catch((error: unknown) => refs.map(() => ({ status: 'unavailable' as const, message: String(error) })));
+      indexes.forEach((i, k) => (results[i] = answers[k]!));
+    }),
+  );
+  return results;
+}
+
+function commandFor(video: VideoWork, result: FetchResult, now: Date): VideoCommand | null {
+  const slot = video.next_slot;
+  if (result.status === 'ok') {
+    retryAt.delete(video.video_id);
+    const { metrics, metadata, provider } = result;
+    return { type: 'RecordSnapshot', slot, snapshot: { snapshotId: snapshotIdOf(video.video_id, slot), provider, metrics, metadata }, now };
+  }
+  if (result.status === 'not_found') {
+    return { type: 'RecordCollectionFailure', slot, reason: result.deleted ? 'deleted' : 'not_found', message: result.message, now };
+  }
+  // Unreachable or unreadable: retry the slot until its hour is over, then count the hour as failed.
+  const hourOver = now.getTime() >= slotDueAt(video.monitoring_started.getTime(), slot) + HOUR_MS;
+  if (hourOver) {
+    retryAt.delete(video.video_id);
+    return { type: 'RecordCollectionFailure', slot, reason: 'unreachable', message: result.message, now };
+  }
+  const later = Math.max(now.getTime() + RETRY_AFTER_MS, result.status === 'unavailable' ? (result.retryAfter?.getTime() ?? 0) : 0);
+  retryAt.set(video.video_id, later);
+  return null;
+}
+
+/** Completes videos whose tracking period has ended. */
+export async function completeEnded(deps: WorkDeps): Promise<AppliedDecisions> {
+  const now = deps.clock.now();
+  const ended = await endedVideos(deps.pool, now, deps.batchSize);
+  return settle(deps, await applyDecisions(deps.store, ended.map((video) => ({ video, command: { type: 'Complete', now } }))));
+}
+
+/** Resumes paused videos of organizations that can pay again (after a deposit). */
+export async function resumeFunded(deps: WorkDeps): Promise<AppliedDecisions> {
+  const now = deps.clock.now();
+  const paused = await pausedVideos(deps.pool, now, deps.batchSize);
+  const orgs = await leaseOrganizations(deps.pool, deps.holder, [...new Set(paused.map((v) => v.org_id))], 1000);
+  try {
+    const funds = await availableFunds(deps.pool, orgs);
+    const decisions: Decision[] = [];
+    for (const video of paused) {
+      const available = funds.get(video.org_id);
+      if (available === undefined || available < SNAPSHOT_PRICE) continue;
+      funds.set(video.org_id, available - SNAPSHOT_PRICE);
+      decisions.push({ video, command: { type: 'Resume', now } });
+    }
+    return await settle(deps, await applyDecisions(deps.store, decisions));
+  } finally {
+    await releaseOrganizations(deps.pool, deps.holder, orgs);
+  }
+}
+
+/** Charges each organization for the live snapshots recorded since its last charge. */
+export async function chargeUsage(deps: WorkDeps): Promise<{ charged: number; position: Position | null }> {
+  let charged = 0;
+  let position: Position | null = null;
+  for (const { orgId, liveSnapshots } of await unchargedOrganizations(deps.pool, deps.batchSize)) {
+    const handled = await charge(deps.store, deps.clock, orgId, liveSnapshots);
+    if (handled.position) {
+      charged++;
+      position = handled.position;
+    }
+  }
+  await deps.watcher.waitFor(position, 30_000);
+  return { charged, position };
+}

@@ -1,0 +1,17 @@
+import { decideAccount, type AccountCommand } from '../domain/account-decide.ts';
+import { evolveAccount, initialAccountState, type AccountEvent, type AccountState } from '../domain/account.ts';
+import { decideVideo, type VideoCommand } from '../domain/video-decide.ts';
+import { evolveVideo, initialVideoState, type VideoEvent, type VideoState } from '../domain/video.ts';
+import type { Decider } from './handle.ts';
+
+export const videoDecider: Decider<VideoState, VideoCommand, VideoEvent> = {
+  initialState: initialVideoState,
+  evolve: evolveVideo,
+  decide: decideVideo,
+};
+
+export const accountDecider: Decider<AccountState, AccountCommand, AccountEvent> = {
+  initialState: initialAccountState,
+  evolve: evolveAccount,
+  decide: decideAccount,
+};

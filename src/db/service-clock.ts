@@ -1,0 +1,56 @@
+// With TIME_SCALE every process of the service (API, scheduler, admin CLI) must agree on
+// the time, so the scaled clock's origin is kept in the database. Service time never goes
+// backwards: a new scale starts from the service time the old one had reached.
+import type { Pool } from 'pg';
+import { systemClock, type Clock } from '../clock.ts';
+import type { Migration } from './migrate.ts';
+
+export const serviceClockMigrations: readonly Migration[] = [
+  {
+    id: 'service/001-clock',
+    sql: `CREATE TABLE IF NOT EXISTS public.service_clock (
+      id int PRIMARY KEY DEFAULT 1 CHECK (id = 1),
+      scale double precision NOT NULL,
+      origin_wall timestamptz NOT NULL,
+      origin_service timestamptz NOT NULL
+    );`,
+  },
+];
+
+interface ClockRow {
+  scale: number;
+  origin_wall: Date;
+  origin_service: Date;
+}
+
+function clockOf(row: ClockRow): Clock {
+  const wall = row.origin_wall.getTime();
+  const service = row.origin_service.getTime();
+  if (row.scale === 1 && wall === service) return systemClock;
+  return { now: () => new Date(service + (Date.now() - wall) * row.scale) };
+}
+
+async function readRow(pool: Pool): Promise<ClockRow | null> {
+  const { rows } = await pool.query<ClockRow>(`SELECT scale, origin_wall, origin_service FROM public.service_clock WHERE id = 1`);
+  return rows[0] ?? null;
+}
+
+/** The service's clock at `scale`, continuing the stored one when the scale is unchanged. */
+export async function startServiceClock(pool: Pool, scale: number): Promise<Clock> {
+  const row = await readRow(pool);
+  if (row && row.scale === scale) return clockOf(row);
+  const serviceNow = row ? Math.max(Date.now(), clockOf(row).now().getTime()) : Date.now();
+  const fresh: ClockRow = { scale, origin_wall: new Date(), origin_service: new Date(serviceNow) };
+  await pool.query(
+    `INSERT INTO public.service_clock (id, scale, origin_wall, origin_service) VALUES (1, $1, $2, $3)
+     ON CONFLICT (id) DO UPDATE SET scale = excluded.scale, origin_wall = excluded.origin_wall, origin_service = excluded.origin_service`,
+    [fresh.scale, fresh.origin_wall, fresh.origin_service],
+  );
+  return clockOf(fresh);
+}
+
+/** The clock the running service uses (for the admin CLI); wall time when none was stored. */
+export async function readServiceClock(pool: Pool): Promise<Clock> {
+  const row = await readRow(pool);
+  return row ? clockOf(row) : systemClock;
+}

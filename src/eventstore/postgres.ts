@@ -1,0 +1,504 @@
+// PostgreSQL adapter of the EventStore port.
+//
+// The late-commit cure. A position from a sequence is handed out when a row is
+// inserted, not when its transaction commits: transaction A takes position 10,
+// transaction B takes 11 and commits first, a reader polling `position > 9`
+// sees 11, moves its checkpoint past it, and never sees 10 when A commits. So
+// each row also records its transaction (`transaction_id`, from
+// pg_current_xact_id()), readers walk the log in (transaction_id, position)
+// order, and they only read rows whose transaction is below
+// pg_snapshot_xmin(pg_current_snapshot()): the oldest transaction still running
+// anywhere on the server. Every transaction below that horizon has finished, so
+// no row can ever appear behind a reader's checkpoint. The price is latency, not
+// loss: while some transaction runs long, readers wait for it. Positions are
+// therefore { commit: transaction_id, prepare: position }.
+//
+// Readers are woken by LISTEN/NOTIFY (a statement trigger notifies; PostgreSQL
+// folds a transaction's identical notifications into one) and poll as a
+// fallback, since the horizon also moves when a transaction that wrote no
+// events ends.
+import pg from 'pg';
+import { Observable, type Subscriber } from 'rxjs';
+import {
+  WrongExpectedRevision,
+  type AppendResult,
+  type BatchAppendResult,
+  type EventData,
+  type EventStore,
+  type ExpectedRevision,
+  type Position,
+  type RecordedEvent,
+  type StreamAppend,
+  type SubscribeOptions,
+} from './port.ts';
+import { EVENTS_CHANNEL } from './postgres-schema.ts';
+
+export interface PostgresEventStoreOptions {
+  /** End the pool in close() (default false: the caller shares the pool and ends it). */
+  readonly ownsPool?: boolean;
+  /** Longest wait between polls of a caught-up subscription, in ms (default 500). */
+  readonly pollIntervalMs?: number;
+}
+
+/** Anything that runs a query: a pool, or a client inside the caller's transaction. */
+type Queryable = pg.Pool | pg.ClientBase;
+
+const DEFAULT_BATCH_SIZE = 500;
+/** First wait after an empty read; doubles up to pollIntervalMs. */
+const FIRST_POLL_MS = 10;
+
+export class PostgresEventStore implements EventStore {
+  private readonly notifier: Notifier;
+  private readonly subscriptions = new Set<{ stop(): void; done: Promise<void> }>();
+  private readonly pollIntervalMs: number;
+  private closed = false;
+
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly options: PostgresEventStoreOptions = {},
+  ) {
+    this.notifier = new Notifier(pool);
+    this.pollIntervalMs = options.pollIntervalMs ?? 500;
+  }
+
+  async append(streamId: string, events: readonly EventData[], expectedRevision: ExpectedRevision): Promise<AppendResult> {
+    const [outcome] = await this.appendMany([{ streamId, events, expectedRevision }]);
+    if (!outcome!.ok) throw outcome!.conflict;
+    return outcome!.result;
+  }
+
+  appendMany(appends: readonly StreamAppend[]): Promise<BatchAppendResult[]> {
+    this.assertOpen();
+    return appendManyOn(this.pool, appends);
+  }
+
+  async readStream(streamId: string): Promise<RecordedEvent[]> {
+    this.assertOpen();
+    const { rows } = await this.pool.query<EventRow>(
+      `select ${EVENT_COLUMNS} from es.events where stream_id = $1 order by es.events.revision`,
+      [streamId],
+    );
+    return rows.map(toRecordedEvent);
+  }
+
+  async headPosition(): Promise<Position | null> {
+    this.assertOpen();
+    const { rows } = await this.pool.query<{ transaction_id: string; position: string }>(
+      `select transaction_id::text, position from es.events
+        where transaction_id < pg_snapshot_xmin(pg_current_snapshot())
+        order by es.events.transaction_id desc, es.events.position desc limit 1`,
+    );
+    return rows[0] ? { commit: BigInt(rows[0].transaction_id), prepare: BigInt(rows[0].position) } : null;
+  }
+
+  subscribeAll(from: Position | null, options: SubscribeOptions = {}): Observable<RecordedEvent[]> {
+    return new Observable<RecordedEvent[]>((subscriber) => {
+      if (this.closed) {
+        subscriber.error(new Error('event store is closed'));
+        return;
+      }
+      const wakeup = new Wakeup();
+      let stopped = false;
+      const stopListening = this.notifier.add(() => wakeup.fire());
+      const handle = {
+        stop: () => {
+          stopped = true;
+          wakeup.fire();
+        },
+        done: Promise.resolve(),
+      };
+      handle.done = this.follow(from, options, subscriber, () => stopped, wakeup)
+        .catch((error: unknown) => {
+          if (!stopped) subscriber.error(error);
+        })
+        .finally(() => {
+          stopListening();
+          this.subscriptions.delete(handle);
+          // Ended by close() rather than by the subscriber: tell it there is no more.
+          if (this.closed) subscriber.complete();
+        });
+      this.subscriptions.add(handle);
+      return () => {
+        handle.stop();
+        stopListening();
+      };
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    const running = [...this.subscriptions];
+    for (const s of running) s.stop();
+    await Promise.all(running.map((s) => s.done));
+    await this.notifier.close();
+    if (this.options.ownsPool) await this.pool.end();
+  }
+
+  /** The loop behind one subscription: read a page, hand it over, and wait when caught up. */
+  private async follow(
+    from: Position | null,
+    options: SubscribeOptions,
+    subscriber: Subscriber<RecordedEvent[]>,
+    isStopped: () => boolean,
+    wakeup: Wakeup,
+  ): Promise<void> {
+    const batchSize = options.batchSize ?? DEFAULT_BATCH_SIZE;
+    let after: Position = from ?? { commit: 0n, prepare: 0n };
+    let idleMs = FIRST_POLL_MS;
+    while (!isStopped()) {
+      if (options.ready) await options.ready();
+      if (isStopped()) return;
+      const page = await this.readPage(after, batchSize);
+      if (isStopped()) return;
+      if (page.length > 0) {
+        after = page[page.length - 1]!.position;
+        subscriber.next(page);
+        idleMs = FIRST_POLL_MS;
+        if (page.length === batchSize) continue; // more may be waiting: no pause
+      }
+      const notified = await wakeup.wait(idleMs);
+      idleMs = notified ? FIRST_POLL_MS : Math.min(idleMs * 2, this.pollIntervalMs);
+    }
+  }
+
+  private async readPage(after: Position, limit: number): Promise<RecordedEvent[]> {
+    const { rows } = await this.pool.query<EventRow>(
+      `select ${EVENT_COLUMNS} from es.events
+        where (transaction_id, position) > ($1::text::xid8, $2::bigint)
+          and transaction_id < pg_snapshot_xmin(pg_current_snapshot())
+        order by es.events.transaction_id, es.events.position
+        limit $3`,
+      [after.commit.toString(), after.prepare.toString(), limit],
+    );
+    return rows.map(toRecordedEvent);
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new Error('event store is closed');
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Appending
+
+// One statement for the whole batch. Streams are locked in stream-id order (so
+// two batches touching the same streams cannot deadlock), a stream's revision
+// check decides whether its events are inserted, and a conflict only leaves
+// that stream out: nothing here raises an error for a conflict, which would
+// abort every stream of the batch. The events' positions follow their order in
+// the batch (the sorted sub-select is evaluated before the identity default).
+const APPEND_SQL = `
+with input as (
+  select ord::int, stream_id, kind, expected, n
+    from unnest($1::text[], $2::text[], $3::bigint[], $4::int[]) with ordinality as t(stream_id, kind, expected, n, ord)
+),
+locked as (
+  select st.stream_id, st.revision
+    from es.streams st
+   where st.stream_id in (select stream_id from input where kind <> 'no_stream')
+   order by st.stream_id
+     for update
+),
+bumped as (
+  update es.streams st
+     set revision = st.revision + i.n
+    from locked l
+    join input i on i.stream_id = l.stream_id
+   where st.stream_id = l.stream_id
+     and (i.kind = 'any' or l.revision = i.expected)
+  returning st.stream_id, st.revision - i.n as before
+),
+created as (
+  insert into es.streams (stream_id, revision)
+  select i.stream_id, i.n - 1
+    from input i
+   where i.kind = 'no_stream'
+      or (i.kind = 'any' and not exists (select from locked l where l.stream_id = i.stream_id))
+   order by i.stream_id
+  on conflict do nothing
+  returning stream_id, -1::bigint as before
+),
+written as (
+  select stream_id, before from bumped
+  union all
+  select stream_id, before from created
+),
+inserted as (
+  insert into es.events (stream_id, revision, type, data, metadata)
+  select w.stream_id, w.before + e.idx, e.type, e.data::jsonb, coalesce(e.metadata::jsonb, '{}'::jsonb)
+    from unnest($5::int[], $6::int[], $7::text[], $8::text[], $9::text[]) as e(ord, idx, type, data, metadata)
+    join input i on i.ord = e.ord
+    join written w on w.stream_id = i.stream_id
+   order by e.ord, e.idx
+  returning stream_id, revision, position
+)
+select i.ord, last.revision::text as revision, last.position::text as position, pg_current_xact_id()::text as transaction_id
+  from input i
+  left join (select stream_id, max(revision) as revision, max(position) as position from inserted group by stream_id) last
+    on last.stream_id = i.stream_id
+ order by i.ord`;
+
+/**
+ * The batch append on any connection: the store's pool, or a client inside a
+ * transaction of the caller (whose events then commit, and become visible to
+ * subscribers, with that transaction).
+ */
+export async function appendManyOn(db: Queryable, appends: readonly StreamAppend[]): Promise<BatchAppendResult[]> {
+  validate(appends);
+  const results = new Array<BatchAppendResult>(appends.length);
+  let pending = appends.map((_, index) => index);
+  // A second round only for `any` streams that another transaction created
+  // between our snapshot and our insert; bounded, as each round sees more.
+  for (let round = 1; pending.length > 0; round++) {
+    const batch = pending.map((index) => appends[index]!);
+    const outcomes = await runAppend(db, batch);
+    const retry: number[] = [];
+    outcomes.forEach((outcome, k) => {
+      const index = pending[k]!;
+      if (!outcome.ok && appends[index]!.expectedRevision === 'any' && round < 3) retry.push(index);
+      else results[index] = outcome;
+    });
+    pending = retry;
+  }
+  return results;
+}
+
+async function runAppend(db: Queryable, appends: readonly StreamAppend[]): Promise<BatchAppendResult[]> {
+  const params = toParams(appends);
+  let rows: AppendRow[];
+  for (let attempt = 1; ; attempt++) {
+    try {
+      rows = (await db.query<AppendRow>(APPEND_SQL, params)).rows;
+      break;
+    } catch (error) {
+      // A deadlock aborts the whole statement, so a retry on a pool (autocommit)
+      // is safe; inside a caller's transaction the caller must retry.
+      const deadlock = (error as { code?: string }).code === '40P01';
+      if (!deadlock || !(db instanceof pg.Pool) || attempt >= 3) throw error;
+    }
+  }
+
+  const conflicted = rows.filter((row) => row.revision === null).map((row) => appends[row.ord - 1]!.streamId);
+  const actual = conflicted.length > 0 ? await currentRevisions(db, conflicted) : new Map<string, bigint>();
+  return rows.map((row): BatchAppendResult => {
+    const { streamId, expectedRevision } = appends[row.ord - 1]!;
+    if (row.revision === null) {
+      return { streamId, ok: false, conflict: new WrongExpectedRevision(streamId, expectedRevision, actual.get(streamId) ?? 'no_stream') };
+    }
+    return {
+      streamId,
+      ok: true,
+      result: {
+        nextExpectedRevision: BigInt(row.revision),
+        position: { commit: BigInt(row.transaction_id), prepare: BigInt(row.position!) },
+      },
+    };
+  });
+}
+
+/** Read after the fact (a fresh snapshot), so the revision reported is the one that won. */
+async function currentRevisions(db: Queryable, streamIds: string[]): Promise<Map<string, bigint>> {
+  const { rows } = await db.query<{ stream_id: string; revision: string }>(
+    'select stream_id, revision from es.streams where stream_id = any($1::text[])',
+    [streamIds],
+  );
+  return new Map(rows.map((row) => [row.stream_id, BigInt(row.revision)]));
+}
+
+interface AppendRow {
+  ord: number;
+  revision: string | null;
+  position: string | null;
+  transaction_id: string;
+}
+
+/** Columns as parallel arrays: a batch of any size is one statement with nine parameters. */
+function toParams(appends: readonly StreamAppend[]): unknown[] {
+  const streamIds: string[] = [];
+  const kinds: string[] = [];
+  const expected: (string | null)[] = [];
+  const counts: number[] = [];
+  const eventOrd: number[] = [];
+  const eventIdx: number[] = [];
+  const types: string[] = [];
+  const data: string[] = [];
+  const metadata: (string | null)[] = [];
+  appends.forEach((append, k) => {
+    streamIds.push(append.streamId);
+    const rev = append.expectedRevision;
+    kinds.push(typeof rev === 'bigint' ? 'revision' : rev);
+    expected.push(typeof rev === 'bigint' ? rev.toString() : null);
+    counts.push(append.events.length);
+    append.events.forEach((event, j) => {
+      eventOrd.push(k + 1);
+      eventIdx.push(j + 1);
+      types.push(event.type);
+      // Stored as given: big integers travel as strings inside the data, never as numbers.
+      data.push(JSON.stringify(event.data ?? null));
+      metadata.push(event.metadata === undefined ? null : JSON.stringify(event.metadata));
+    });
+  });
+  return [streamIds, kinds, expected, counts, eventOrd, eventIdx, types, data, metadata];
+}
+
+function validate(appends: readonly StreamAppend[]): void {
+  const seen = new Set<string>();
+  for (const { streamId, events, expectedRevision } of appends) {
+    if (typeof streamId !== 'string' || streamId === '') throw new TypeError('stream id must be a non-empty string');
+    // Twice in one batch would make the second check race the first within one statement.
+    if (seen.has(streamId)) throw new TypeError(`stream ${streamId} appears twice in one batch`);
+    seen.add(streamId);
+    if (events.length === 0) throw new RangeError(`append to ${streamId} has no events`);
+    if (typeof expectedRevision === 'bigint' ? expectedRevision < 0n : expectedRevision !== 'any' && expectedRevision !== 'no_stream') {
+      throw new RangeError(`stream ${streamId}: invalid expected revision ${String(expectedRevision)}`);
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Reading
+
+const EVENT_COLUMNS = 'position::text, transaction_id::text, stream_id, revision::text, event_id, type, data, metadata, recorded_at';
+
+interface EventRow {
+  position: string;
+  transaction_id: string;
+  stream_id: string;
+  revision: string;
+  event_id: string;
+  type: string;
+  data: unknown;
+  metadata: Record<string, unknown>;
+  recorded_at: Date;
+}
+
+function toRecordedEvent(row: EventRow): RecordedEvent {
+  return {
+    id: row.event_id,
+    streamId: row.stream_id,
+    revision: BigInt(row.revision),
+    position: { commit: BigInt(row.transaction_id), prepare: BigInt(row.position) },
+    type: row.type,
+    data: row.data,
+    metadata: row.metadata,
+    recordedAt: row.recorded_at,
+  };
+}
+
+// ---------------------------------------------------------------------------
+// Waking subscriptions
+
+/** A wake-up that is not lost when it fires while nobody waits (e.g. during a read). */
+class Wakeup {
+  private pending = false;
+  private release: (() => void) | undefined;
+
+  fire(): void {
+    this.pending = true;
+    this.release?.();
+  }
+
+  /** Resolves true when fired, false when ms passed first. */
+  wait(ms: number): Promise<boolean> {
+    if (this.pending) {
+      this.pending = false;
+      return Promise.resolve(true);
+    }
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.release = undefined;
+        resolve(false);
+      }, ms);
+      this.release = () => {
+        clearTimeout(timer);
+        this.release = undefined;
+        this.pending = false;
+        resolve(true);
+      };
+    });
+  }
+}
+
+/**
+ * One LISTEN connection per store, shared by its subscriptions, held only while
+ * some subscription runs. When it breaks, subscriptions go on polling and it is
+ * re-opened after a pause.
+ */
+class Notifier {
+  private readonly listeners = new Set<() => void>();
+  private client: pg.PoolClient | undefined;
+  private connecting: Promise<void> | undefined;
+  private retryTimer: NodeJS.Timeout | undefined;
+  private closed = false;
+
+  constructor(private readonly pool: pg.Pool) {}
+
+  add(listener: () => void): () => void {
+    this.listeners.add(listener);
+    this.ensureListening();
+    return () => {
+      if (!this.listeners.delete(listener)) return;
+      if (this.listeners.size === 0) this.drop();
+    };
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.retryTimer);
+    await this.connecting;
+    this.drop();
+  }
+
+  private ensureListening(): void {
+    if (this.client || this.connecting || this.closed || this.listeners.size === 0) return;
+    this.connecting = this.connect().finally(() => (this.connecting = undefined));
+  }
+
+  private async connect(): Promise<void> {
+    let client: pg.PoolClient | undefined;
+    try {
+      client = await this.pool.connect();
+      const self = client;
+      // An 'error' on a checked-out client with no listener would crash the process.
+      self.on('error', () => this.lost(self));
+      self.on('notification', () => this.wakeAll());
+      await self.query(`listen ${EVENTS_CHANNEL}`);
+    } catch {
+      client?.release(true);
+      this.retryLater();
+      return;
+    }
+    if (this.closed || this.listeners.size === 0) {
+      client.release(true);
+      return;
+    }
+    this.client = client;
+    this.wakeAll(); // notifications sent while nobody listened are lost: look now
+  }
+
+  private lost(client: pg.PoolClient): void {
+    if (this.client !== client) return;
+    this.client = undefined;
+    client.release(true);
+    this.retryLater();
+  }
+
+  private retryLater(): void {
+    if (this.closed || this.listeners.size === 0) return;
+    clearTimeout(this.retryTimer);
+    this.retryTimer = setTimeout(() => this.ensureListening(), 1000);
+    this.retryTimer.unref();
+  }
+
+  /** The connection is closed rather than pooled, so no LISTEN outlives us on a pooled connection. */
+  private drop(): void {
+    const client = this.client;
+    this.client = undefined;
+    client?.release(true);
+  }
+
+  private wakeAll(): void {
+    for (const listener of this.listeners) listener();
+  }
+}

@@ -1,0 +1,106 @@
+// Composition root. Roles: all (default), api, projector, scheduler: `npm start [-- ROLE]`.
+import { randomUUID } from 'node:crypto';
+import path from 'node:path';
+import pino from 'pino';
+import { systemClock } from './clock.ts';
+import { buildApp } from './api/app.ts';
+import { KeyCache } from './api/key-cache.ts';
+import { createCollectorSet } from './collect/collectors.ts';
+import { liveCollectorsFromEnv } from './collect/collectors/from-env.ts';
+import { Scheduler } from './collect/scheduler.ts';
+import { loadConfig } from './config.ts';
+import { startEmbeddedPostgres, type EmbeddedPostgres } from './db/embedded.ts';
+import { migrate } from './db/migrate.ts';
+import { allMigrations } from './db/schema.ts';
+import { createPool } from './db/pool.ts';
+import { startServiceClock } from './db/service-clock.ts';
+import { PostgresEventStore } from './eventstore/postgres.ts';
+import { CompletionEmails } from './notify/completion-email.ts';
+import { READ_SCHEMA, projections } from '../projections/index.ts';
+import { ProjectionRunner, ensureReadModels } from '../projections/runner.ts';
+import { CHECKPOINT_CHANNEL, ProjectionWatcher } from '../projections/watcher.ts';
+
+const config = loadConfig();
+const log = pino({ level: config.logLevel, base: { role: config.role } });
+const runs = (role: 'api' | 'projector' | 'scheduler') => config.role === 'all' || config.role === role;
+
+let embedded: EmbeddedPostgres | null = null;
+let databaseUrl = config.databaseUrl;
+if (!databaseUrl) {
+  embedded = await startEmbeddedPostgres({ dataDir: config.dataDir });
+  databaseUrl = embedded.url;
+  log.info({ dataDir: config.dataDir, port: embedded.port }, 'embedded PostgreSQL ready (DATABASE_URL not set)');
+}
+
+const pool = createPool(databaseUrl, { max: 20, applicationName: `vidtrack-${config.role}`, onError: (err) => log.warn({ err }, 'idle database connection lost') });
+await migrate(pool, allMigrations);
+await ensureReadModels(pool, READ_SCHEMA, projections);
+const clock = await startServiceClock(pool, config.timeScale);
+if (config.timeScale !== 1) log.info({ timeScale: config.timeScale, serviceTime: clock.now().toISOString() }, 'service clock runs faster than wall time');
+
+const store = new PostgresEventStore(pool);
+const watcher = new ProjectionWatcher();
+const live = liveCollectorsFromEnv(process.env, systemClock);
+const collectors = createCollectorSet({
+  live: live.collectors,
+  fallbackToSimulator: config.collectorFallback === 'simulator',
+  resolveShortLink: live.resolveTikTokShortLink,
+});
+if (live.missing.length > 0) {
+  if (config.collectorFallback === 'simulator') log.info({ platforms: live.missing }, 'no API credentials for these platforms: live mode collects them from the simulator (COLLECTOR_FALLBACK=simulator)');
+  else log.warn({ platforms: live.missing }, 'no API credentials for these platforms: tracking them in live mode answers 502');
+}
+
+const stops: Array<() => Promise<void> | void> = [];
+let ready = false;
+
+if (runs('projector')) {
+  const runner = new ProjectionRunner(store, pool, projections, { schema: READ_SCHEMA, notifyChannel: CHECKPOINT_CHANNEL });
+  runner.position$.subscribe((position) => watcher.update(position));
+  await runner.start((err) => {
+    log.fatal({ err }, 'projection runner failed');
+    process.exitCode = 1;
+    void shutdown();
+  });
+  const emails = new CompletionEmails(store, pool, watcher, { smtpUrl: config.smtpUrl, from: config.mailFrom, outbox: path.join(config.dataDir, 'mail') });
+  await emails.start((err) => log.error({ err }, 'completion e-mail failed; retrying'));
+  stops.push(() => emails.stop(), () => runner.stop());
+} else {
+  await watcher.follow(databaseUrl, pool, READ_SCHEMA, projections.map((p) => p.name));
+}
+stops.push(() => watcher.close());
+
+if (runs('scheduler')) {
+  const scheduler = new Scheduler(
+    { pool, store, collectors, clock, watcher, holder: `scheduler-${randomUUID()}`, batchSize: 2_000 },
+    { timeScale: config.timeScale, onError: (job, err) => log.error({ err, job }, 'scheduler round failed') },
+  );
+  await scheduler.start();
+  stops.unshift(() => scheduler.stop());
+}
+
+if (runs('api')) {
+  const keys = new KeyCache(pool);
+  await keys.listen(databaseUrl);
+  const app = await buildApp(
+    { pool, store, collectors, clock, watcher, keys, isReady: () => ready, failedAuthLimit: config.failedAuthLimit },
+    { logger: { level: config.logLevel, redact: ['req.headers["x-api-key"]'] } },
+  );
+  await app.listen({ host: config.host, port: config.port });
+  log.info(`API at http://${config.host}:${config.port}/api/v1`);
+  stops.unshift(() => app.close(), () => keys.close());
+}
+ready = true;
+
+let stopping = false;
+async function shutdown(): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  for (const stop of stops) await Promise.resolve(stop()).catch((err) => log.warn({ err }, 'while stopping'));
+  await store.close();
+  await pool.end();
+  await embedded?.stop();
+  log.info('stopped');
+}
+process.once('SIGINT', () => void shutdown());
+process.once('SIGTERM', () => void shutdown());

@@ -1,0 +1,369 @@
+// The EventStore contract, written once and run against every adapter. Each
+// test gets a fresh, empty store from `make`.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { firstValueFrom, type Observable, type Subscription } from 'rxjs';
+import {
+  comparePositions,
+  formatPosition,
+  parsePosition,
+  WrongExpectedRevision,
+  type EventData,
+  type EventStore,
+  type Position,
+  type RecordedEvent,
+} from '../../src/eventstore/port.ts';
+
+export interface ContractFixture {
+  readonly store: EventStore;
+  teardown(): Promise<void>;
+  /**
+   * Starts an append whose transaction stays open until commit() is called.
+   * Only adapters with client-side transactions have it; without it the
+   * late-commit test is skipped.
+   */
+  beginAppend?(streamId: string, events: readonly EventData[]): Promise<{ commit(): Promise<void> }>;
+}
+
+export function eventStoreContract(name: string, make: () => Promise<ContractFixture>): void {
+  /** Runs body against a fresh store and always tears it down. */
+  const withStore = (body: (fixture: ContractFixture) => Promise<void>) => async () => {
+    const fixture = await make();
+    try {
+      await body(fixture);
+    } finally {
+      await fixture.teardown();
+    }
+  };
+
+  test(`${name}: append then readStream round-trips type, data, metadata and revisions`, withStore(async ({ store }) => {
+    const data = { views: '9007199254740993', nested: { list: [1, 'two', null], ok: true }, text: 'héllo "quoted" \\ \u0000-free' };
+    const result = await store.append('video-1', [
+      { type: 'VideoTracked', data, metadata: { correlationId: 'c-1' } },
+      { type: 'SnapshotRecorded', data: { slot: 0 } },
+    ], 'no_stream');
+    assert.equal(result.nextExpectedRevision, 1n);
+
+    const events = await store.readStream('video-1');
+    assert.deepEqual(events.map((e) => [e.streamId, e.revision, e.type]), [
+      ['video-1', 0n, 'VideoTracked'],
+      ['video-1', 1n, 'SnapshotRecorded'],
+    ]);
+    assert.deepEqual(events[0]!.data, data);
+    assert.deepEqual(events[0]!.metadata, { correlationId: 'c-1' });
+    assert.deepEqual(events[1]!.metadata, {});
+    assert.match(events[0]!.id, /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+    assert.notEqual(events[0]!.id, events[1]!.id);
+    assert.ok(events[0]!.recordedAt instanceof Date);
+    assert.ok(comparePositions(events[0]!.position, events[1]!.position) < 0);
+    assert.deepEqual(result.position, events[1]!.position);
+  }));
+
+  test(`${name}: readStream of a missing stream returns []`, withStore(async ({ store }) => {
+    assert.deepEqual(await store.readStream('nobody-here'), []);
+  }));
+
+  test(`${name}: expected revision no_stream, exact and any; conflicts throw WrongExpectedRevision`, withStore(async ({ store }) => {
+    const one = [{ type: 'E', data: {} }];
+    await store.append('s', one, 'no_stream');
+
+    const again = await rejects(store.append('s', one, 'no_stream'));
+    assert.equal(again.streamId, 's');
+    assert.equal(again.expected, 'no_stream');
+    assert.equal(again.actual, 0n);
+
+    assert.equal((await store.append('s', one, 0n)).nextExpectedRevision, 1n);
+    const stale = await rejects(store.append('s', one, 0n));
+    assert.equal(stale.actual, 1n);
+    const ahead = await rejects(store.append('s', one, 5n));
+    assert.equal(ahead.actual, 1n);
+
+    const missing = await rejects(store.append('missing', one, 0n));
+    assert.equal(missing.actual, 'no_stream');
+
+    assert.equal((await store.append('s', one, 'any')).nextExpectedRevision, 2n);
+    assert.equal((await store.append('fresh', one, 'any')).nextExpectedRevision, 0n);
+    // Rejected appends wrote nothing.
+    assert.deepEqual((await store.readStream('s')).map((e) => e.revision), [0n, 1n, 2n]);
+    assert.deepEqual(await store.readStream('missing'), []);
+  }));
+
+  test(`${name}: appendMany is atomic per stream and reports each stream in input order`, withStore(async ({ store }) => {
+    await store.append('b', [{ type: 'E', data: { n: 0 } }], 'no_stream');
+    await store.append('c', [{ type: 'E', data: { n: 0 } }], 'no_stream');
+    await store.append('e', [{ type: 'E', data: { n: 0 } }], 'no_stream');
+
+    const results = await store.appendMany([
+      { streamId: 'a', expectedRevision: 'no_stream', events: [{ type: 'E', data: { n: 1 } }] },
+      { streamId: 'b', expectedRevision: 'no_stream', events: [{ type: 'E', data: { n: 1 } }, { type: 'E', data: { n: 2 } }] },
+      { streamId: 'c', expectedRevision: 0n, events: [{ type: 'E', data: { n: 1 } }, { type: 'E', data: { n: 2 } }] },
+      { streamId: 'd', expectedRevision: 3n, events: [{ type: 'E', data: { n: 1 } }] },
+      { streamId: 'e', expectedRevision: 'any', events: [{ type: 'E', data: { n: 1 } }] },
+    ]);
+
+    assert.deepEqual(results.map((r) => [r.streamId, r.ok]), [['a', true], ['b', false], ['c', true], ['d', false], ['e', true]]);
+    const [a, b, c, d, e] = results;
+    assert.ok(a!.ok && c!.ok && e!.ok && !b!.ok && !d!.ok);
+    assert.equal(a.result.nextExpectedRevision, 0n);
+    assert.equal(c.result.nextExpectedRevision, 2n);
+    assert.equal(e.result.nextExpectedRevision, 1n);
+    assert.ok(b.conflict instanceof WrongExpectedRevision);
+    assert.equal(b.conflict.actual, 0n);
+    assert.equal(d.conflict.actual, 'no_stream');
+
+    assert.deepEqual((await store.readStream('b')).map((x) => x.data), [{ n: 0 }]);
+    assert.deepEqual((await store.readStream('c')).map((x) => x.data), [{ n: 0 }, { n: 1 }, { n: 2 }]);
+    assert.deepEqual(await store.readStream('d'), []);
+    const cEvents = await store.readStream('c');
+    assert.deepEqual(c.result.position, cEvents[2]!.position);
+    assert.deepEqual(await store.appendMany([]), []);
+  }));
+
+  test(`${name}: headPosition is null on an empty log, then the last event's position`, withStore(async ({ store }) => {
+    assert.equal(await store.headPosition(), null);
+    await store.append('x', [{ type: 'E', data: {} }], 'no_stream');
+    const last = await store.append('y', [{ type: 'E', data: {} }, { type: 'E', data: {} }], 'no_stream');
+    assert.deepEqual(await store.headPosition(), last.position);
+  }));
+
+  test(`${name}: subscribeAll from null replays everything, in pages, in global order`, withStore(async ({ store }) => {
+    for (let i = 0; i < 7; i++) await store.append(`s-${i % 3}`, [{ type: 'E', data: { i } }], 'any');
+    const pages: RecordedEvent[][] = [];
+    const events = await collect(store.subscribeAll(null, { batchSize: 3 }), 7, (page) => pages.push(page));
+    assert.deepEqual(events.map((e) => (e.data as { i: number }).i), [0, 1, 2, 3, 4, 5, 6]);
+    assert.ok(pages.every((p) => p.length <= 3), 'pages respect batchSize');
+    assertStrictlyIncreasing(events);
+  }));
+
+  test(`${name}: subscribeAll from a position starts after it (exclusive)`, withStore(async ({ store }) => {
+    for (let i = 0; i < 6; i++) await store.append('s', [{ type: 'E', data: { i } }], 'any');
+    const all = await store.readStream('s');
+    const events = await collect(store.subscribeAll(all[2]!.position), 3);
+    assert.deepEqual(events.map((e) => (e.data as { i: number }).i), [3, 4, 5]);
+    // A position that went through its text form works the same.
+    const again = await collect(store.subscribeAll(parsePosition(formatPosition(all[4]!.position))), 1);
+    assert.deepEqual(again.map((e) => e.revision), [5n]);
+  }));
+
+  test(`${name}: subscribeAll delivers events appended after it went live`, withStore(async ({ store }) => {
+    await store.append('before', [{ type: 'E', data: {} }], 'no_stream');
+    const seen: RecordedEvent[] = [];
+    let live!: () => void;
+    const caughtUp = new Promise<void>((resolve) => (live = resolve));
+    const sub = store.subscribeAll(null).subscribe((page) => {
+      seen.push(...page);
+      if (seen.length >= 1) live();
+    });
+    try {
+      await withTimeout(caughtUp, 5000, 'catch-up');
+      await store.append('after', [{ type: 'E', data: { live: true } }], 'no_stream');
+      await waitFor(() => seen.length === 2, 5000, 'live event');
+      assert.deepEqual(seen.map((e) => e.streamId), ['before', 'after']);
+    } finally {
+      sub.unsubscribe();
+    }
+  }));
+
+  test(`${name}: a slow consumer's ready() holds the reader back`, withStore(async ({ store }) => {
+    for (let i = 0; i < 10; i++) await store.append('s', [{ type: 'E', data: { i } }], 'any');
+    let open!: () => void;
+    let gate = new Promise<void>((resolve) => (open = resolve));
+    let calls = 0;
+    const pages: number[] = [];
+    const sub = store
+      .subscribeAll(null, {
+        batchSize: 2,
+        ready: () => {
+          calls++;
+          return calls === 1 ? Promise.resolve() : gate;
+        },
+      })
+      .subscribe((page) => pages.push(page.length));
+    try {
+      await waitFor(() => pages.length === 1, 5000, 'first page');
+      await sleep(200);
+      assert.deepEqual(pages, [2], 'no page is read while ready() is pending');
+      open();
+      gate = Promise.resolve();
+      await waitFor(() => pages.reduce((a, b) => a + b, 0) === 10, 5000, 'all pages');
+    } finally {
+      sub.unsubscribe();
+    }
+  }));
+
+  test(`${name}: concurrent writers; a subscriber sees every event once, each stream in revision order`, withStore(async ({ store }) => {
+    const writers = 8;
+    const appendsPerWriter = 200;
+    const total = writers * appendsPerWriter;
+    const seen: RecordedEvent[] = [];
+    const sub = store.subscribeAll(null, { batchSize: 100 }).subscribe((page) => seen.push(...page));
+    try {
+      await Promise.all(
+        Array.from({ length: writers }, async (_, w) => {
+          for (let i = 0; i < appendsPerWriter; i++) {
+            const event = { type: 'E', data: { w, i } };
+            if (i % 4 === 0) {
+              // A stream every writer fights over, with optimistic retries.
+              await appendWithRetry(store, 'shared', event);
+            } else if (i % 4 === 1) {
+              await store.append('shared-any', [event], 'any');
+            } else {
+              await store.append(`writer-${w}`, [event], i === 2 ? 'no_stream' : 'any');
+            }
+          }
+        }),
+      );
+      await waitFor(() => seen.length >= total, 30_000, `all ${total} events`);
+      await sleep(100); // anything delivered twice would show up now
+      assert.equal(seen.length, total);
+      assert.equal(new Set(seen.map((e) => e.id)).size, total, 'every event exactly once');
+      assertStrictlyIncreasing(seen);
+      const revisions = new Map<string, bigint[]>();
+      for (const e of seen) revisions.set(e.streamId, [...(revisions.get(e.streamId) ?? []), e.revision]);
+      for (const [stream, list] of revisions) {
+        assert.deepEqual(list, list.map((_, k) => BigInt(k)), `stream ${stream} delivered in revision order without gaps`);
+      }
+      assert.equal(revisions.get('shared')!.length, writers * (appendsPerWriter / 4));
+    } finally {
+      sub.unsubscribe();
+    }
+  }));
+
+  test(`${name}: an event whose transaction commits late is not skipped`, withStore(async (fixture) => {
+    const { store } = fixture;
+    if (!fixture.beginAppend) return void test.skip?.('adapter has no client-side transactions');
+    const seen: RecordedEvent[] = [];
+    const sub = store.subscribeAll(null).subscribe((page) => seen.push(...page));
+    try {
+      const late = await fixture.beginAppend('late', [{ type: 'E', data: { late: true } }]);
+      await store.append('early', [{ type: 'E', data: { early: true } }], 'no_stream');
+      await sleep(300); // the subscriber runs meanwhile
+      await late.commit();
+      await store.append('after', [{ type: 'E', data: {} }], 'no_stream');
+      await waitFor(() => seen.length >= 3, 5000, 'three events');
+      await sleep(100);
+      assert.deepEqual(seen.map((e) => e.streamId).sort(), ['after', 'early', 'late']);
+      // Delivered in increasing positions: a consumer checkpointing as it goes
+      // would resume after its checkpoint and still have everything.
+      assertStrictlyIncreasing(seen);
+      const lateEvent = seen.find((e) => e.streamId === 'late')!;
+      const fromEarlyCheckpoint = await collect(store.subscribeAll(seen[0]!.position), seen.length - 1);
+      assert.ok(seen[0] === lateEvent || fromEarlyCheckpoint.some((e) => e.id === lateEvent.id));
+    } finally {
+      sub.unsubscribe();
+    }
+  }));
+
+  test(`${name}: positions are bigints that survive their text form`, withStore(async ({ store }) => {
+    const result = await store.append('s', [{ type: 'E', data: { big: '123456789012345678901234567890' } }], 'no_stream');
+    assert.equal(typeof result.position.commit, 'bigint');
+    assert.equal(typeof result.position.prepare, 'bigint');
+    assert.equal(typeof result.nextExpectedRevision, 'bigint');
+    assert.deepEqual(parsePosition(formatPosition(result.position)), result.position);
+    const [event] = await store.readStream('s');
+    assert.equal(typeof event!.revision, 'bigint');
+    assert.equal((event!.data as { big: string }).big, '123456789012345678901234567890');
+  }));
+
+  test(`${name}: unsubscribing stops the subscription`, withStore(async ({ store }) => {
+    const seen: RecordedEvent[] = [];
+    const sub = store.subscribeAll(null).subscribe((page) => seen.push(...page));
+    await store.append('s', [{ type: 'E', data: {} }], 'no_stream');
+    await waitFor(() => seen.length === 1, 5000, 'first event');
+    sub.unsubscribe();
+    await store.append('s', [{ type: 'E', data: {} }], 0n);
+    await sleep(300);
+    assert.equal(seen.length, 1);
+  }));
+}
+
+// ---------------------------------------------------------------------------
+
+async function appendWithRetry(store: EventStore, streamId: string, event: EventData): Promise<void> {
+  for (let attempt = 0; attempt < 1000; attempt++) {
+    const events = await store.readStream(streamId);
+    const expected = events.length === 0 ? ('no_stream' as const) : events[events.length - 1]!.revision;
+    try {
+      await store.append(streamId, [event], expected);
+      return;
+    } catch (error) {
+      if (!(error instanceof WrongExpectedRevision)) throw error;
+    }
+  }
+  throw new Error(`could not append to ${streamId}`);
+}
+
+async function rejects(promise: Promise<unknown>): Promise<WrongExpectedRevision> {
+  try {
+    await promise;
+  } catch (error) {
+    assert.ok(error instanceof WrongExpectedRevision, `expected WrongExpectedRevision, got ${String(error)}`);
+    return error;
+  }
+  assert.fail('expected a WrongExpectedRevision');
+}
+
+/** The first `count` events of a subscription (then unsubscribes). */
+async function collect(
+  source: Observable<RecordedEvent[]>,
+  count: number,
+  onPage?: (page: RecordedEvent[]) => void,
+): Promise<RecordedEvent[]> {
+  const events: RecordedEvent[] = [];
+  let subscription: Subscription | undefined;
+  try {
+    await withTimeout(
+      new Promise<void>((resolve, reject) => {
+        subscription = source.subscribe({
+          next(page) {
+            onPage?.(page);
+            events.push(...page);
+            if (events.length >= count) resolve();
+          },
+          error: reject,
+        });
+      }),
+      10_000,
+      `${count} events`,
+    );
+  } finally {
+    subscription?.unsubscribe();
+  }
+  return events.slice(0, count);
+}
+
+function assertStrictlyIncreasing(events: readonly RecordedEvent[]): void {
+  for (let i = 1; i < events.length; i++) {
+    assert.ok(
+      comparePositions(events[i - 1]!.position, events[i]!.position) < 0,
+      `positions must increase: ${fmt(events[i - 1]!.position)} then ${fmt(events[i]!.position)}`,
+    );
+  }
+}
+
+const fmt = (p: Position) => formatPosition(p);
+
+async function waitFor(check: () => boolean, timeoutMs: number, what: string): Promise<void> {
+  const started = Date.now();
+  while (!check()) {
+    if (Date.now() - started > timeoutMs) assert.fail(`timed out waiting for ${what}`);
+    await sleep(10);
+  }
+}
+
+async function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      promise,
+      new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`timed out waiting for ${what}`)), ms))),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+// Keeps `firstValueFrom` available to adapter-specific tests built on this file.
+export { firstValueFrom };
