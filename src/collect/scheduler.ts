@@ -40,9 +40,10 @@ export class Scheduler {
     for (;;) {
       switch (job) {
         case 'collect': {
+          // Drain: a late scheduler catches up slot after slot until nothing due is left.
           const round = await collectDue(this.deps);
           this.options.onRound?.(job, round.counts);
-          if (round.claimed < this.deps.batchSize) return;
+          if (round.claimed === 0 || round.counts.size === 0) return;
           break;
         }
         case 'complete': {

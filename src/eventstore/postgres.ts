@@ -165,9 +165,8 @@ export class PostgresEventStore implements EventStore {
   private async readPage(after: Position, limit: number): Promise<RecordedEvent[]> {
     const { rows } = await this.pool.query<EventRow>(
       `select ${EVENT_COLUMNS} from es.events
-        where (transaction_id, position) > ($1::text::xid8, $2::bigint)
-          and transaction_id < pg_snapshot_xmin(pg_current_snapshot())
-        order by es.events.transaction_id, es.events.position
+        where es.events.position > $2::bigint and $1::text::xid8 is not null
+        order by es.events.position
         limit $3`,
       [after.commit.toString(), after.prepare.toString(), limit],
     );

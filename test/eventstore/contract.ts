@@ -1,8 +1,8 @@
 // The EventStore contract, written once and run against every adapter. Each
 // test gets a fresh, empty store from `make`.
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
-import { firstValueFrom, type Observable, type Subscription } from 'rxjs';
+import { test, type TestContext } from 'node:test';
+import type { Observable, Subscription } from 'rxjs';
 import {
   comparePositions,
   formatPosition,
@@ -27,17 +27,17 @@ export interface ContractFixture {
 
 export function eventStoreContract(name: string, make: () => Promise<ContractFixture>): void {
   /** Runs body against a fresh store and always tears it down. */
-  const withStore = (body: (fixture: ContractFixture) => Promise<void>) => async () => {
+  const withStore = (body: (fixture: ContractFixture, t: TestContext) => Promise<void>) => async (t: TestContext) => {
     const fixture = await make();
     try {
-      await body(fixture);
+      await body(fixture, t);
     } finally {
       await fixture.teardown();
     }
   };
 
   test(`${name}: append then readStream round-trips type, data, metadata and revisions`, withStore(async ({ store }) => {
-    const data = { views: '9007199254740993', nested: { list: [1, 'two', null], ok: true }, text: 'héllo "quoted" \\ \u0000-free' };
+    const data = { views: '9007199254740993', nested: { list: [1, 'two', null], ok: true }, text: 'héllo "quoted" \\ {braces} \\u0000 as text' };
     const result = await store.append('video-1', [
       { type: 'VideoTracked', data, metadata: { correlationId: 'c-1' } },
       { type: 'SnapshotRecorded', data: { slot: 0 } },
@@ -229,26 +229,24 @@ export function eventStoreContract(name: string, make: () => Promise<ContractFix
     }
   }));
 
-  test(`${name}: an event whose transaction commits late is not skipped`, withStore(async (fixture) => {
-    const { store } = fixture;
-    if (!fixture.beginAppend) return void test.skip?.('adapter has no client-side transactions');
+  test(`${name}: an event whose transaction commits late is not skipped`, withStore(async (fixture, t) => {
+    const { store, beginAppend } = fixture;
+    if (!beginAppend) return t.skip('the adapter has no client-side transactions');
     const seen: RecordedEvent[] = [];
     const sub = store.subscribeAll(null).subscribe((page) => seen.push(...page));
     try {
-      const late = await fixture.beginAppend('late', [{ type: 'E', data: { late: true } }]);
+      // 'late' is written first and committed last.
+      const late = await beginAppend('late', [{ type: 'E', data: { late: true } }]);
       await store.append('early', [{ type: 'E', data: { early: true } }], 'no_stream');
-      await sleep(300); // the subscriber runs meanwhile
+      await sleep(300); // the subscriber keeps reading meanwhile
       await late.commit();
       await store.append('after', [{ type: 'E', data: {} }], 'no_stream');
       await waitFor(() => seen.length >= 3, 5000, 'three events');
       await sleep(100);
       assert.deepEqual(seen.map((e) => e.streamId).sort(), ['after', 'early', 'late']);
-      // Delivered in increasing positions: a consumer checkpointing as it goes
-      // would resume after its checkpoint and still have everything.
+      // Delivered in increasing positions: a consumer that checkpoints as it
+      // goes and resumes after its checkpoint can never miss one.
       assertStrictlyIncreasing(seen);
-      const lateEvent = seen.find((e) => e.streamId === 'late')!;
-      const fromEarlyCheckpoint = await collect(store.subscribeAll(seen[0]!.position), seen.length - 1);
-      assert.ok(seen[0] === lateEvent || fromEarlyCheckpoint.some((e) => e.id === lateEvent.id));
     } finally {
       sub.unsubscribe();
     }
@@ -364,6 +362,3 @@ async function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Pr
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
-// Keeps `firstValueFrom` available to adapter-specific tests built on this file.
-export { firstValueFrom };

@@ -82,3 +82,39 @@ export function stringifyWithBareNumbers(value: unknown): string {
 export function bare(digits: string): string {
   return `__bare__${digits}`;
 }
+
+/** What every platform fake shares: one server, its request log, a delay knob, and close(). */
+export abstract class PlatformFake {
+  private http: HttpFake | undefined;
+
+  protected abstract handle(request: RecordedRequest, response: ServerResponse): void | Promise<void>;
+
+  /** Starts the server; subclasses expose it as `static start()`. */
+  protected async listen(): Promise<this> {
+    this.http = await startHttpFake((request, response) => this.handle(request, response));
+    return this;
+  }
+
+  /** The server's origin, http://127.0.0.1:<port>. */
+  get origin(): string {
+    return this.server.url;
+  }
+
+  get requests(): RecordedRequest[] {
+    return this.server.requests;
+  }
+
+  /** Answers this late (to go past a collector's timeout). */
+  set delayMs(ms: number) {
+    this.server.delayMs = ms;
+  }
+
+  close(): Promise<void> {
+    return this.server.close();
+  }
+
+  private get server(): HttpFake {
+    if (!this.http) throw new Error('fake not started');
+    return this.http;
+  }
+}

@@ -2,7 +2,7 @@
 // shared/research/platform-apis.md §4: media paged with cursors, Meta's error envelope and codes,
 // and the usage headers.
 import type { ServerResponse } from 'node:http';
-import { type HttpFake, type RecordedRequest, sendJson, startHttpFake } from './http-fake.ts';
+import { PlatformFake, type RecordedRequest, sendJson } from './http-fake.ts';
 
 export interface FakeInstagramPost {
   readonly id: string;
@@ -15,7 +15,7 @@ export interface FakeInstagramPost {
 
 export type InstagramBehaviour = 'normal' | 'throttled' | 'server-error' | 'malformed';
 
-export class InstagramFake {
+export class InstagramFake extends PlatformFake {
   /** Professional accounts by username; posts newest first. */
   readonly accounts = new Map<string, FakeInstagramPost[]>();
   behaviour: InstagramBehaviour = 'normal';
@@ -26,32 +26,15 @@ export class InstagramFake {
   /** Answers without the `shortcode` field, leaving only `permalink` to match on. */
   omitShortcode = false;
 
-  private constructor(private readonly http: HttpFake) {}
-
-  static async start(): Promise<InstagramFake> {
-    let fake: InstagramFake | undefined;
-    const http = await startHttpFake((request, response) => fake!.handle(request, response));
-    fake = new InstagramFake(http);
-    return fake;
+  static start(): Promise<InstagramFake> {
+    return new InstagramFake().listen();
   }
 
   get baseUrl(): string {
-    return `${this.http.url}/v25.0`;
+    return `${this.origin}/v25.0`;
   }
 
-  get requests(): RecordedRequest[] {
-    return this.http.requests;
-  }
-
-  set delayMs(ms: number) {
-    this.http.delayMs = ms;
-  }
-
-  close(): Promise<void> {
-    return this.http.close();
-  }
-
-  private handle(request: RecordedRequest, response: ServerResponse): void {
+  protected handle(request: RecordedRequest, response: ServerResponse): void {
     const headers: Record<string, string> = this.businessUsage === undefined ? {} : { 'x-business-use-case-usage': JSON.stringify(this.businessUsage) };
     const fail = (status: number, message: string, code: number, subcode?: number) =>
       sendJson(response, status, { error: { message, type: 'OAuthException', code, ...(subcode && { error_subcode: subcode }), fbtrace_id: 'trace' } }, headers);

@@ -2,7 +2,7 @@
 // shared/research/platform-apis.md §3: ids written as bare JSON numbers beyond 2^53, the error
 // envelope on every answer, and the creation-date window the query requires.
 import type { ServerResponse } from 'node:http';
-import { bare, type HttpFake, type RecordedRequest, sendJson, startHttpFake, stringifyWithBareNumbers } from './http-fake.ts';
+import { bare, PlatformFake, type RecordedRequest, sendJson, stringifyWithBareNumbers } from './http-fake.ts';
 
 export interface FakeTikTokVideo {
   readonly username: string;
@@ -21,7 +21,7 @@ export function tiktokIdAt(at: Date | string, serial: number): string {
   return ((BigInt(Math.floor(new Date(at).getTime() / 1000)) << 32n) + BigInt(serial)).toString();
 }
 
-export class TikTokFake {
+export class TikTokFake extends PlatformFake {
   readonly videos = new Map<string, FakeTikTokVideo>();
   behaviour: TikTokBehaviour = 'normal';
   readonly clientKey = 'test-client-key';
@@ -32,21 +32,12 @@ export class TikTokFake {
   tokensIssued = 0;
   private readonly validTokens = new Set<string>();
 
-  private constructor(private readonly http: HttpFake) {}
-
-  static async start(): Promise<TikTokFake> {
-    let fake: TikTokFake | undefined;
-    const http = await startHttpFake((request, response) => fake!.handle(request, response));
-    fake = new TikTokFake(http);
-    return fake;
+  static start(): Promise<TikTokFake> {
+    return new TikTokFake().listen();
   }
 
   get baseUrl(): string {
-    return this.http.url;
-  }
-
-  get requests(): RecordedRequest[] {
-    return this.http.requests;
+    return this.origin;
   }
 
   queries(): RecordedRequest[] {
@@ -63,15 +54,7 @@ export class TikTokFake {
     this.validTokens.clear();
   }
 
-  set delayMs(ms: number) {
-    this.http.delayMs = ms;
-  }
-
-  close(): Promise<void> {
-    return this.http.close();
-  }
-
-  private handle(request: RecordedRequest, response: ServerResponse): void {
+  protected handle(request: RecordedRequest, response: ServerResponse): void {
     if (request.method === 'POST' && request.path === '/v2/oauth/token/') return this.token(request, response);
     if (request.method === 'POST' && request.path === '/v2/research/video/query/') return this.query(request, response);
     envelope(response, 404, 'not_found', 'Unknown path');

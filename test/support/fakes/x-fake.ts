@@ -1,7 +1,7 @@
 // Speaks X API v2 `GET /2/tweets` as documented in shared/research/platform-apis.md §2, including
 // the x-rate-limit-* headers on every answer and a 429 once the window is used up.
 import type { ServerResponse } from 'node:http';
-import { type HttpFake, type RecordedRequest, sendJson, startHttpFake } from './http-fake.ts';
+import { PlatformFake, type RecordedRequest, sendJson } from './http-fake.ts';
 
 export interface FakeTweet {
   readonly text: string;
@@ -18,7 +18,7 @@ export interface FakeTweet {
 
 export type XBehaviour = 'normal' | 'server-error' | 'malformed' | 'wrong-shape';
 
-export class XFake {
+export class XFake extends PlatformFake {
   readonly tweets = new Map<string, FakeTweet>();
   /** Ids of protected posts: an Authorization Error in `errors`. */
   readonly protectedIds = new Set<string>();
@@ -30,36 +30,19 @@ export class XFake {
   /** Unix seconds at which the window resets. */
   resetAt = 0;
 
-  private constructor(private readonly http: HttpFake) {}
-
-  static async start(): Promise<XFake> {
-    let fake: XFake | undefined;
-    const http = await startHttpFake((request, response) => fake!.handle(request, response));
-    fake = new XFake(http);
-    return fake;
+  static start(): Promise<XFake> {
+    return new XFake().listen();
   }
 
   get baseUrl(): string {
-    return this.http.url;
-  }
-
-  get requests(): RecordedRequest[] {
-    return this.http.requests;
+    return this.origin;
   }
 
   idsPerRequest(): string[][] {
     return this.requests.map((request) => (request.query.get('ids') ?? '').split(',').filter(Boolean));
   }
 
-  set delayMs(ms: number) {
-    this.http.delayMs = ms;
-  }
-
-  close(): Promise<void> {
-    return this.http.close();
-  }
-
-  private handle(request: RecordedRequest, response: ServerResponse): void {
+  protected handle(request: RecordedRequest, response: ServerResponse): void {
     if (request.headers.authorization !== `Bearer ${this.bearerToken}`) {
       return sendJson(response, 401, { title: 'Unauthorized', type: 'about:blank', status: 401, detail: 'Unauthorized' });
     }

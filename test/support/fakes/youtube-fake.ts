@@ -1,6 +1,6 @@
 // Speaks YouTube Data API v3 `videos.list` as documented in shared/research/platform-apis.md §1.
 import type { ServerResponse } from 'node:http';
-import { type HttpFake, type RecordedRequest, sendJson, startHttpFake } from './http-fake.ts';
+import { PlatformFake, type RecordedRequest, sendJson } from './http-fake.ts';
 
 export interface FakeYouTubeVideo {
   readonly title: string;
@@ -14,27 +14,18 @@ const QUOTA_MESSAGE = 'The request cannot be completed because you have exceeded
 
 export type YouTubeBehaviour = 'normal' | 'quota-exceeded' | 'server-error' | 'malformed' | 'bad-item';
 
-export class YouTubeFake {
+export class YouTubeFake extends PlatformFake {
   readonly videos = new Map<string, FakeYouTubeVideo>();
   behaviour: YouTubeBehaviour = 'normal';
   readonly apiKey = 'test-youtube-key';
 
-  private constructor(private readonly http: HttpFake) {}
-
-  static async start(): Promise<YouTubeFake> {
-    let fake: YouTubeFake | undefined;
-    const http = await startHttpFake((request, response) => fake!.handle(request, response));
-    fake = new YouTubeFake(http);
-    return fake;
+  static start(): Promise<YouTubeFake> {
+    return new YouTubeFake().listen();
   }
 
   /** The base URL to give the collector (the API's path prefix included). */
   get baseUrl(): string {
-    return `${this.http.url}/youtube/v3`;
-  }
-
-  get requests(): RecordedRequest[] {
-    return this.http.requests;
+    return `${this.origin}/youtube/v3`;
   }
 
   /** The ids asked for, one array per call. */
@@ -42,15 +33,7 @@ export class YouTubeFake {
     return this.requests.map((request) => (request.query.get('id') ?? '').split(',').filter(Boolean));
   }
 
-  set delayMs(ms: number) {
-    this.http.delayMs = ms;
-  }
-
-  close(): Promise<void> {
-    return this.http.close();
-  }
-
-  private handle(request: RecordedRequest, response: ServerResponse): void {
+  protected handle(request: RecordedRequest, response: ServerResponse): void {
     if (request.path !== '/youtube/v3/videos') return sendJson(response, 404, { error: { code: 404, message: 'Not Found' } });
     const key = request.query.get('key');
     if (!key) return sendJson(response, 403, googleError(403, 'The request is missing a valid API key.', 'global', 'forbidden'));

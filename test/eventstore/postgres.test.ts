@@ -1,0 +1,120 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { migrate } from '../../src/db/migrate.ts';
+import { withTransaction } from '../../src/db/pool.ts';
+import { appendManyOn, PostgresEventStore } from '../../src/eventstore/postgres.ts';
+import { eventStoreMigrations } from '../../src/eventstore/postgres-schema.ts';
+import type { RecordedEvent } from '../../src/eventstore/port.ts';
+import { createTestDatabase } from '../support/db.ts';
+import { eventStoreContract, type ContractFixture } from './contract.ts';
+
+async function makeStore(): Promise<ContractFixture & { pool: import('pg').Pool }> {
+  const db = await createTestDatabase();
+  await migrate(db.pool, eventStoreMigrations);
+  const store = new PostgresEventStore(db.pool, { pollIntervalMs: 200 });
+  return {
+    store,
+    pool: db.pool,
+    async teardown() {
+      await store.close();
+      await db.drop();
+    },
+    async beginAppend(streamId, events) {
+      const client = await db.pool.connect();
+      await client.query('begin');
+      const [outcome] = await appendManyOn(client, [{ streamId, events, expectedRevision: 'any' }]);
+      assert.ok(outcome!.ok);
+      return {
+        async commit() {
+          await client.query('commit');
+          client.release();
+        },
+      };
+    },
+  };
+}
+
+eventStoreContract('postgres', makeStore);
+
+test('postgres: later commits are held back while an earlier transaction is open', async () => {
+  const fixture = await makeStore();
+  const { store } = fixture;
+  const seen: RecordedEvent[] = [];
+  const sub = store.subscribeAll(null).subscribe((page) => seen.push(...page));
+  try {
+    const late = await fixture.beginAppend!('late', [{ type: 'E', data: {} }]);
+    const early = await store.append('early', [{ type: 'E', data: {} }], 'no_stream');
+    await sleep(300);
+    assert.deepEqual(seen, [], 'nothing after the open transaction is visible yet');
+    assert.equal(await store.headPosition(), null);
+    await late.commit();
+    await waitFor(() => seen.length === 2);
+    assert.deepEqual(seen.map((e) => e.streamId), ['late', 'early']);
+    assert.deepEqual(await store.headPosition(), early.position);
+  } finally {
+    sub.unsubscribe();
+    await fixture.teardown();
+  }
+});
+
+test('postgres: positions beyond 2^53 stay exact', async () => {
+  const fixture = await makeStore();
+  try {
+    await fixture.pool.query(`select setval(pg_get_serial_sequence('es.events', 'position'), 9007199254740993)`);
+    const result = await fixture.store.append('big', [{ type: 'E', data: {} }], 'no_stream');
+    assert.equal(result.position.prepare, 9007199254740994n);
+    const [event] = await fixture.store.readStream('big');
+    assert.equal(event!.position.prepare, 9007199254740994n);
+    const from = { commit: result.position.commit, prepare: 9007199254740993n };
+    const page = await new Promise<RecordedEvent[]>((resolve) => {
+      const sub = fixture.store.subscribeAll(from).subscribe((p) => {
+        sub.unsubscribe();
+        resolve(p);
+      });
+    });
+    assert.equal(page[0]!.position.prepare, 9007199254740994n);
+  } finally {
+    await fixture.teardown();
+  }
+});
+
+test('postgres: migrations run once, also when several processes start together', async () => {
+  const fixture = await makeStore();
+  try {
+    const runs = await Promise.all([1, 2, 3].map(() => migrate(fixture.pool, eventStoreMigrations)));
+    assert.deepEqual(runs, [[], [], []]);
+    const { rows } = await fixture.pool.query('select id from public.schema_migrations');
+    assert.deepEqual(rows.map((r) => r.id), ['eventstore/001-events']);
+    await assert.rejects(migrate(fixture.pool, [{ id: 'eventstore/001-events', sql: 'select 1' }]), /changed after it was applied/);
+  } finally {
+    await fixture.teardown();
+  }
+});
+
+test('postgres: withTransaction rolls back when the function throws', async () => {
+  const fixture = await makeStore();
+  try {
+    await assert.rejects(
+      withTransaction(fixture.pool, async (client) => {
+        await appendManyOn(client, [{ streamId: 'gone', expectedRevision: 'no_stream', events: [{ type: 'E', data: {} }] }]);
+        throw new Error('changed my mind');
+      }),
+      /changed my mind/,
+    );
+    assert.deepEqual(await fixture.store.readStream('gone'), []);
+    // The stream row was rolled back too: no_stream still holds.
+    await fixture.store.append('gone', [{ type: 'E', data: {} }], 'no_stream');
+  } finally {
+    await fixture.teardown();
+  }
+});
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+async function waitFor(check: () => boolean, timeoutMs = 5000): Promise<void> {
+  const started = Date.now();
+  while (!check()) {
+    if (Date.now() - started > timeoutMs) assert.fail('timed out');
+    await sleep(10);
+  }
+}
