@@ -1,8 +1,13 @@
 // The projection runner: reads the log in global order as an rxjs stream of pages and
 // applies each page to every read model in ONE transaction together with their checkpoints.
-import type { Pool } from 'pg';
+//
+// One process at a time advances a schema's projections: the runner holds a session
+// advisory lock on its own connection and writes every batch through that same connection,
+// so if the connection dies the lock goes with it and no write of ours can follow; a
+// standby process waiting for the lock takes over from the checkpoints. Failures (a
+// database restart) are reported and the runner starts again by itself.
+import type { Pool, PoolClient } from 'pg';
 import { BehaviorSubject, Subscription, concatMap, filter, from, map } from 'rxjs';
-import { withTransaction } from '../src/db/pool.ts';
 import { comparePositions, type EventStore, type Position } from '../src/eventstore/port.ts';
 import { checkpointsDdl, readCheckpoints, writeCheckpoints } from './checkpoints.ts';
 import { ident, type LoggedEvent, type Projection } from './projection.ts';
@@ -14,7 +19,11 @@ export interface RunnerOptions {
   onPage?: (events: number, position: Position) => void;
   /** NOTIFY channel told of each committed page, for read-your-writes in other processes. */
   notifyChannel?: string | null;
+  /** Run even if another runner holds the schema (a rebuild into a schema of its own). */
+  exclusive?: boolean;
 }
+
+const RETRY_MS = 1_000;
 
 export async function ensureReadModels(pool: Pool, schema: string, projections: readonly Projection[]): Promise<void> {
   await pool.query(`CREATE SCHEMA IF NOT EXISTS ${ident(schema)}`);
@@ -25,9 +34,13 @@ export async function ensureReadModels(pool: Pool, schema: string, projections: 
 export class ProjectionRunner {
   /** The position every projection of this runner has passed (null before the first event). */
   readonly position$ = new BehaviorSubject<Position | null>(null);
+  /** True while this process holds the lock and projects (false on a standby). */
+  active = false;
   private subscription: Subscription | null = null;
+  private client: PoolClient | null = null;
   private inFlight: Promise<void> = Promise.resolve();
-  private failure: ((error: unknown) => void) | null = null;
+  private stopped = false;
+  private retry: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly store: EventStore,
@@ -36,20 +49,40 @@ export class ProjectionRunner {
     private readonly options: RunnerOptions,
   ) {}
 
-  /** Starts from the checkpoints; resolves once started. Errors go to `onError`. */
+  /**
+   * Resolves once this runner projects, or once it knows it is a standby (another process
+   * holds the lock; it keeps trying in the background). Errors go to `onError`.
+   */
   async start(onError: (error: unknown) => void): Promise<void> {
+    this.stopped = false;
+    try {
+      await this.run(onError);
+    } catch (error) {
+      this.failed(error, onError);
+    }
+  }
+
+  private async run(onError: (error: unknown) => void): Promise<void> {
     const { schema } = this.options;
     await ensureReadModels(this.pool, schema, this.projections);
+    this.client = await this.pool.connect();
+    this.client.on('error', (error) => this.failed(error, onError));
+    const { rows } = await this.client.query<{ locked: boolean }>(`SELECT pg_try_advisory_lock(hashtext($1)) AS locked`, [`vidtrack.projector.${schema}`]);
+    if (!rows[0]!.locked && this.options.exclusive !== false) {
+      this.release();
+      this.schedule(onError);
+      return;
+    }
+    this.active = true;
     const names = this.projections.map((p) => p.name);
-    const checkpoints = await readCheckpoints(this.pool, schema, names);
+    const checkpoints = await readCheckpoints(this.client, schema, names);
     // Resume from the least advanced projection; the others skip what they already have.
     const known = [...checkpoints.values()];
-    const from$ = known.some((c) => c === null) ? null : known.reduce((a, b) => (comparePositions(a!, b!) <= 0 ? a : b))!;
-    if (from$ && known.every((c) => c && comparePositions(c, from$) === 0)) this.position$.next(from$);
-    this.failure = onError;
+    const start = known.some((c) => c === null) ? null : known.reduce((a, b) => (comparePositions(a!, b!) <= 0 ? a : b))!;
+    if (start) this.position$.next(start);
 
     this.subscription = this.store
-      .subscribeAll(from$, { batchSize: this.options.batchSize ?? 5000, ready: () => this.inFlight })
+      .subscribeAll(start, { batchSize: this.options.batchSize ?? 5000, ready: () => this.inFlight })
       .pipe(
         filter((page) => page.length > 0),
         concatMap((page) => {
@@ -59,14 +92,41 @@ export class ProjectionRunner {
       )
       .subscribe({
         next: (position) => this.position$.next(position),
-        error: (error) => this.failure?.(error),
+        error: (error) => this.failed(error, onError),
       });
+  }
+
+  private failed(error: unknown, onError: (error: unknown) => void): void {
+    if (this.stopped) return;
+    onError(error);
+    this.subscription?.unsubscribe();
+    this.subscription = null;
+    this.release(true);
+    this.schedule(onError);
+  }
+
+  private schedule(onError: (error: unknown) => void): void {
+    if (this.stopped || this.retry) return;
+    this.retry = setTimeout(() => {
+      this.retry = null;
+      this.run(onError).catch((error) => this.failed(error, onError));
+    }, RETRY_MS);
+  }
+
+  private release(broken = false): void {
+    this.active = false;
+    // A client that failed is destroyed, not returned: its session (and lock) must end.
+    this.client?.release(broken || undefined);
+    this.client = null;
   }
 
   private async applyPage(page: LoggedEvent[], checkpoints: Map<string, Position | null>): Promise<void> {
     const { schema } = this.options;
+    const client = this.client;
+    if (!client) throw new Error('projection runner lost its connection');
     const last = page[page.length - 1]!.position;
-    await withTransaction(this.pool, async (client) => {
+    await client.query('BEGIN');
+    try {
       const advanced: string[] = [];
       for (const projection of this.projections) {
         const checkpoint = checkpoints.get(projection.name) ?? null;
@@ -77,7 +137,11 @@ export class ProjectionRunner {
       }
       if (advanced.length > 0) await writeCheckpoints(client, schema, advanced, last);
       if (this.options.notifyChannel) await client.query(`SELECT pg_notify($1, $2)`, [this.options.notifyChannel, `${last.commit}/${last.prepare}`]);
-    });
+      await client.query('COMMIT');
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    }
     for (const projection of this.projections) {
       const checkpoint = checkpoints.get(projection.name) ?? null;
       if (!checkpoint || comparePositions(last, checkpoint) > 0) checkpoints.set(projection.name, last);
@@ -86,8 +150,14 @@ export class ProjectionRunner {
   }
 
   async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.retry) clearTimeout(this.retry);
     this.subscription?.unsubscribe();
     this.subscription = null;
     await this.inFlight.catch(() => undefined);
+    if (this.client) {
+      await this.client.query(`SELECT pg_advisory_unlock_all()`).catch(() => undefined);
+      this.release();
+    }
   }
 }

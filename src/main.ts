@@ -44,7 +44,7 @@ const live = liveCollectorsFromEnv(process.env, systemClock);
 const collectors = createCollectorSet({
   live: live.collectors,
   fallbackToSimulator: config.collectorFallback === 'simulator',
-  resolveShortLink: live.resolveTikTokShortLink,
+  resolveShortLink: live.collectors.tiktok ? live.resolveTikTokShortLink : undefined,
 });
 if (live.missing.length > 0) {
   if (config.collectorFallback === 'simulator') log.info({ platforms: live.missing }, 'no API credentials for these platforms: live mode collects them from the simulator (COLLECTOR_FALLBACK=simulator)');
@@ -57,11 +57,8 @@ let ready = false;
 if (runs('projector')) {
   const runner = new ProjectionRunner(store, pool, projections, { schema: READ_SCHEMA, notifyChannel: CHECKPOINT_CHANNEL });
   runner.position$.subscribe((position) => watcher.update(position));
-  await runner.start((err) => {
-    log.fatal({ err }, 'projection runner failed');
-    process.exitCode = 1;
-    void shutdown();
-  });
+  await runner.start((err) => log.error({ err }, 'projection runner failed; starting again'));
+  if (!runner.active) log.info('another process projects these read models: this one stands by');
   const emails = new CompletionEmails(store, pool, watcher, { smtpUrl: config.smtpUrl, from: config.mailFrom, outbox: path.join(config.dataDir, 'mail') });
   await emails.start((err) => log.error({ err }, 'completion e-mail failed; retrying'));
   stops.push(() => emails.stop(), () => runner.stop());

@@ -3,6 +3,7 @@
 // credentials, or else a collector that says clearly what is missing.
 import type { KeyMode, Platform } from '../domain/platform.ts';
 import type { Collector } from './collector.ts';
+import { CREDENTIAL_VARIABLES } from './collectors/from-env.ts';
 import { simulatedTikTokId, simulatorCollector } from './simulator.ts';
 
 export type ShortLinkResult = { platformId: string } | { status: 'not_found' | 'unavailable' | 'invalid'; message: string };
@@ -22,7 +23,7 @@ export interface CollectorSetOptions {
 }
 
 function missingCollector(platform: Platform): Collector {
-  const message = `No ${platform} API credentials are configured (see README, or set COLLECTOR_FALLBACK=simulator)`;
+  const message = `No ${platform} API credentials are configured: set ${CREDENTIAL_VARIABLES[platform].join(' and ')} (or COLLECTOR_FALLBACK=simulator)`;
   return { name: `${platform}-unconfigured`, collect: async (refs) => refs.map(() => ({ status: 'unavailable' as const, message })) };
 }
 
@@ -43,7 +44,7 @@ export function createCollectorSet(options: CollectorSetOptions): CollectorSet {
     forVideo: (mode, platform) => (mode === 'test' ? simulatorCollector : chosen[platform]),
     async resolveTikTokShortLink(mode, link, shortCode) {
       if (mode === 'test' || chosen.tiktok === simulatorCollector) return { platformId: simulatedTikTokId(shortCode) };
-      if (!options.resolveShortLink) return { status: 'unavailable', message: `No tiktok API credentials are configured` };
+      if (!options.resolveShortLink) return { status: 'unavailable', message: `No tiktok API credentials are configured: set ${CREDENTIAL_VARIABLES.tiktok.join(' and ')}` };
       return options.resolveShortLink(link);
     },
   };

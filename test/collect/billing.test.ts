@@ -1,0 +1,215 @@
+// Charging, pausing when the money runs out, and resuming after a deposit.
+import assert from 'node:assert/strict';
+import { afterEach, beforeEach, describe, it } from 'node:test';
+import { DAY_MS, HOUR_MS } from '../../src/clock.ts';
+import { chargeUsage, collectDue, completeEnded, resumeFunded } from '../../src/collect/work.ts';
+import { deposit } from '../../src/commands/account-commands.ts';
+import { parseUsd } from '../../src/domain/money.ts';
+import { startTestService, type TestService } from '../support/service.ts';
+import { collectHours, eventsOf, getUsage, getVideo, recordedSlots, track, youtubeLink } from './rounds.ts';
+
+let service: TestService;
+beforeEach(async () => {
+  service = await startTestService();
+});
+afterEach(() => service.close());
+
+const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
+
+describe('chargeUsage', () => {
+  it('charges exactly the live snapshots not yet charged, in integer micro-USD, once', async () => {
+    const org = await service.organization({ usd: '1' });
+    const id = await track(service, org.liveKey, youtubeLink());
+    await collectHours(service, 10, () => collectDue(service.work)); // slots 0..10
+
+    await chargeUsage(service.work);
+    let charges = await eventsOf(service, 'UsageCharged');
+    assert.equal(charges.length, 1);
+    assert.equal(charges[0]!.snapshots, 11);
+    assert.equal(charges[0]!.amount, 165_000);
+    let usage = await getUsage(service, org.liveKey);
+    assert.equal(usage.balance_usd, 0.835);
+    assert.equal(usage.uncharged_usage_usd, 0);
+    assert.equal(usage.total_charged_usd, 0.165);
+
+    // Run again with nothing new: nothing is charged twice.
+    await chargeUsage(service.work);
+    assert.equal((await eventsOf(service, 'UsageCharged')).length, 1);
+
+    await collectHours(service, 13, () => collectDue(service.work)); // slots 11..23
+    assert.equal((await getUsage(service, org.liveKey)).uncharged_usage_usd, 0.195);
+    await chargeUsage(service.work);
+    await chargeUsage(service.work);
+    charges = await eventsOf(service, 'UsageCharged');
+    assert.deepEqual(
+      charges.map((c) => [c.snapshots, c.amount, c.snapshotsChargedTotal]),
+      [
+        [11, 165_000, 11],
+        [13, 195_000, 24],
+      ],
+    );
+    assert.equal((await recordedSlots(service, id)).length, 24);
+    usage = await getUsage(service, org.liveKey);
+    assert.equal(usage.balance_usd, 0.64);
+    assert.equal(usage.total_charged_usd, 0.36);
+    assert.equal(usage.uncharged_usage_usd, 0);
+    assert.equal(usage.total_snapshots, 24);
+  });
+
+  it('two chargers at once still charge each snapshot once', async () => {
+    const org = await service.organization({ usd: '1' });
+    await track(service, org.liveKey, youtubeLink());
+    await collectHours(service, 23, () => collectDue(service.work));
+    await Promise.all([chargeUsage(service.work), chargeUsage({ ...service.work, holder: 'other' }), chargeUsage(service.work)]);
+    const charges = await eventsOf(service, 'UsageCharged');
+    assert.equal(charges.reduce((sum, c) => sum + c.amount, 0), 360_000);
+    assert.equal((await getUsage(service, org.liveKey)).balance_usd, 0.64);
+  });
+
+  it('never charges test-mode videos', async () => {
+    const org = await service.organization({ usd: '1' });
+    const id = await track(service, org.testKey, youtubeLink());
+    await collectHours(service, 23, () => collectDue(service.work));
+    assert.equal((await recordedSlots(service, id)).length, 24);
+    await chargeUsage(service.work);
+    assert.equal((await eventsOf(service, 'UsageCharged')).length, 0);
+    assert.ok((await eventsOf(service, 'SnapshotRecorded', id)).every((s) => s.price === 0 && s.mode === 'test'));
+    const live = await getUsage(service, org.liveKey);
+    assert.equal(live.balance_usd, 1);
+    assert.equal(live.total_snapshots, 0);
+    assert.equal(live.uncharged_usage_usd, 0);
+    const test = await getUsage(service, org.testKey);
+    assert.equal(test.total_snapshots, 24);
+    assert.equal(test.total_charged_usd, 0);
+  });
+
+  it('a test-mode video keeps collecting when the live balance is empty', async () => {
+    const org = await service.organization();
+    const id = await track(service, org.testKey, youtubeLink());
+    await collectHours(service, 3, () => collectDue(service.work));
+    assert.deepEqual(await recordedSlots(service, id), [0, 1, 2, 3]);
+    assert.equal((await getVideo(service, org.testKey, id)).status, 'monitoring');
+  });
+});
+
+describe('pause and resume', () => {
+  /**
+   * 0.5 USD pays for 33 snapshots. Both tracks pass the 402 check (0.5 and then 0.485 against
+   * 0.36); slot 0 of each leaves 0.47, two snapshots an hour leave 0.02 after hour 15, so in
+   * hour 16 the first video takes the last snapshot and the second pauses; the first pauses in hour 17.
+   */
+  async function twoVideosOnHalfADollar() {
+    const org = await service.organization({ usd: '0.5' });
+    const started = service.clock.now().getTime();
+    const first = await track(service, org.liveKey, youtubeLink());
+    const second = await track(service, org.liveKey, youtubeLink());
+    for (let hour = 1; hour <= 18; hour++) {
+      service.clock.set(new Date(started + hour * HOUR_MS));
+      await collectDue(service.work);
+      await chargeUsage(service.work);
+      const usage = await getUsage(service, org.liveKey);
+      assert.ok(usage.balance_usd >= 0, `balance ${usage.balance_usd} at hour ${hour}`);
+      assert.ok(usage.total_charged_usd <= 0.5, `charged ${usage.total_charged_usd} at hour ${hour}`);
+      assert.ok(usage.balance_usd - usage.uncharged_usage_usd >= 0, `available funds negative at hour ${hour}`);
+    }
+    return { org, started, first, second };
+  }
+
+  it('pauses the videos of an organization that cannot pay the next snapshot, without overdrawing', async () => {
+    const { org, first, second } = await twoVideosOnHalfADollar();
+    assert.deepEqual(await recordedSlots(service, first), range(0, 16));
+    assert.deepEqual(await recordedSlots(service, second), range(0, 15));
+    assert.equal((await getVideo(service, org.liveKey, first)).status, 'paused');
+    assert.equal((await getVideo(service, org.liveKey, second)).status, 'paused');
+    const usage = await getUsage(service, org.liveKey);
+    assert.equal(usage.total_charged_usd, 0.495);
+    assert.equal(usage.balance_usd, 0.005);
+    assert.equal(usage.total_snapshots, 33);
+    assert.equal(usage.active_videos, 0);
+
+    // While paused: no snapshot, no charge, no second pause.
+    await collectHours(service, 2, async () => {
+      await collectDue(service.work);
+      await resumeFunded(service.work);
+      await chargeUsage(service.work);
+    });
+    assert.equal((await eventsOf(service, 'SnapshotRecorded')).length, 33);
+    assert.equal((await eventsOf(service, 'UsageCharged')).reduce((sum, c) => sum + c.amount, 0), 495_000);
+    assert.equal((await eventsOf(service, 'VideoPaused')).length, 2);
+  });
+
+  it('resumes after a deposit at the current slot; the hours missed while paused are skipped for good', async () => {
+    const { org, started, first, second } = await twoVideosOnHalfADollar();
+    service.clock.set(new Date(started + 20 * HOUR_MS));
+    // Without money nothing resumes.
+    assert.equal((await resumeFunded(service.work)).counts.size, 0);
+    await deposit(service.store, service.clock, org.orgId, parseUsd('1')!, 'top-up');
+    await service.settle();
+    const resumed = await resumeFunded(service.work);
+    assert.equal(resumed.counts.get('VideoResumed'), 2);
+    assert.equal((await getVideo(service, org.liveKey, first)).status, 'monitoring');
+    assert.equal((await getUsage(service, org.liveKey)).active_videos, 2);
+
+    await collectDue(service.work); // slot 20, due now
+    for (let hour = 21; hour <= 24; hour++) {
+      service.clock.set(new Date(started + hour * HOUR_MS));
+      await collectDue(service.work);
+      await completeEnded(service.work);
+    }
+    assert.deepEqual(await recordedSlots(service, first), [...range(0, 16), ...range(20, 23)]);
+    assert.deepEqual(await recordedSlots(service, second), [...range(0, 15), ...range(20, 23)]);
+    assert.equal((await getVideo(service, org.liveKey, first)).status, 'completed');
+    assert.equal((await getVideo(service, org.liveKey, second)).status, 'completed');
+
+    await chargeUsage(service.work);
+    const usage = await getUsage(service, org.liveKey);
+    assert.equal(usage.total_snapshots, 41);
+    assert.equal(usage.total_charged_usd, 0.615);
+    assert.equal(usage.balance_usd, 0.885);
+    assert.equal(usage.active_videos, 0);
+  });
+
+  it('a small deposit resumes only as many videos as it can pay for', async () => {
+    const { org, started, first, second } = await twoVideosOnHalfADollar();
+    service.clock.set(new Date(started + 19 * HOUR_MS));
+    // 0.005 left + 0.01 = one snapshot.
+    await deposit(service.store, service.clock, org.orgId, parseUsd('0.01')!, null);
+    await service.settle();
+    assert.equal((await resumeFunded(service.work)).counts.get('VideoResumed'), 1);
+    await collectDue(service.work);
+    service.clock.advance(HOUR_MS);
+    await collectDue(service.work); // cannot pay slot 20: paused again
+    await chargeUsage(service.work);
+    const usage = await getUsage(service, org.liveKey);
+    assert.equal(usage.total_snapshots, 34);
+    assert.equal(usage.balance_usd, 0);
+    const statuses = [(await getVideo(service, org.liveKey, first)).status, (await getVideo(service, org.liveKey, second)).status];
+    assert.deepEqual(statuses, ['paused', 'paused']);
+  });
+
+  it('a paused video whose period ends completes, with days_remaining 0', async () => {
+    const { org, started, first, second } = await twoVideosOnHalfADollar();
+    service.clock.set(new Date(started + DAY_MS - 1));
+    assert.equal((await completeEnded(service.work)).counts.size, 0);
+    service.clock.set(new Date(started + DAY_MS));
+    assert.equal((await resumeFunded(service.work)).counts.size, 0);
+    assert.equal((await completeEnded(service.work)).counts.get('VideoCompleted'), 2);
+    for (const id of [first, second]) {
+      const video = await getVideo(service, org.liveKey, id);
+      assert.equal(video.status, 'completed');
+      assert.equal(video.days_remaining, 0);
+    }
+    const completions = await eventsOf(service, 'VideoCompleted');
+    assert.deepEqual(
+      completions.map((c) => [c.previousStatus, c.reason]),
+      [
+        ['paused', 'period_ended'],
+        ['paused', 'period_ended'],
+      ],
+    );
+    // A deposit afterwards brings nothing back.
+    await deposit(service.store, service.clock, org.orgId, parseUsd('5')!, null);
+    await service.settle();
+    assert.equal((await resumeFunded(service.work)).counts.size, 0);
+  });
+});
