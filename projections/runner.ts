@@ -81,6 +81,8 @@ export class ProjectionRunner {
     const start = known.some((c) => c === null) ? null : known.reduce((a, b) => (comparePositions(a!, b!) <= 0 ? a : b))!;
     if (start) this.position$.next(start);
 
+    // A page that failed before a restart must not fail the new subscription's first `ready()`.
+    this.inFlight = Promise.resolve();
     this.subscription = this.store
       .subscribeAll(start, { batchSize: this.options.batchSize ?? 5000, ready: () => this.inFlight })
       .pipe(

@@ -38,6 +38,14 @@ const options = {
 
 type Values = ReturnType<typeof parseArgs<{ options: typeof options; allowPositionals: true }>>['values'];
 
+const REQUIRED: Record<string, Array<keyof Values>> = {
+  'org create': ['name', 'email'],
+  'key create': ['org', 'name'],
+  'key revoke': ['key'],
+  deposit: ['org', 'amount'],
+  'video cancel': ['video'],
+};
+
 function required(values: Values, name: keyof Values): string {
   const value = values[name];
   if (typeof value !== 'string' || value.trim() === '') throw new UsageError(`--${name} is required`);
@@ -57,10 +65,11 @@ async function main(): Promise<void> {
     return;
   }
   const command = positionals.join(' ');
-  if (!['org create', 'key create', 'key revoke', 'deposit', 'video cancel'].includes(command)) {
+  if (!Object.hasOwn(REQUIRED, command)) {
     throw new UsageError(command ? `unknown command "${command}"` : 'no command given');
   }
   // Check the arguments before touching the database.
+  for (const name of REQUIRED[command]!) required(values, name);
   const plan = (values.plan ?? 'free') as Plan;
   if (!PLANS.includes(plan)) throw new UsageError(`--plan must be one of ${PLANS.join(', ')}`);
   const rateLimit = values['rate-limit'] === undefined ? null : Number(values['rate-limit']);

@@ -62,9 +62,9 @@ if (runs('projector')) {
   const emails = new CompletionEmails(store, pool, watcher, { smtpUrl: config.smtpUrl, from: config.mailFrom, outbox: path.join(config.dataDir, 'mail') });
   await emails.start((err) => log.error({ err }, 'completion e-mail failed; retrying'));
   stops.push(() => emails.stop(), () => runner.stop());
-} else {
-  await watcher.follow(databaseUrl, pool, READ_SCHEMA, projections.map((p) => p.name));
 }
+// Read-your-writes follows whichever process projects (this one, or another while this one stands by).
+await watcher.follow(databaseUrl, pool, READ_SCHEMA, projections.map((p) => p.name));
 stops.push(() => watcher.close());
 
 if (runs('scheduler')) {

@@ -3,27 +3,50 @@
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Ajv } from 'ajv';
-import Fastify, { type FastifyReply, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify';
 import { registerAuth } from './auth.ts';
 import type { ApiDeps } from './context.ts';
-import { registerErrorHandling } from './errors.ts';
+import { frameworkErrors, registerErrorHandling } from './errors.ts';
 import { usageRoutes } from './routes/usage.ts';
 import { videoRoutes } from './routes/videos.ts';
-import { Health } from './schemas.ts';
+import { Health, MAX_ID_LENGTH } from './schemas.ts';
 
 export const API_PREFIX = '/api/v1';
 
 /** Bodies are validated strictly (a string is not an integer); query strings are text, so they are coerced. */
 function validators() {
-  const options = { allErrors: false, useDefaults: true, removeAdditional: false, strict: false } as const;
+  const options = { allErrors: true, useDefaults: true, removeAdditional: false, strict: false } as const;
   return { body: new Ajv({ ...options, coerceTypes: false }), other: new Ajv({ ...options, coerceTypes: true }) };
 }
 
+/**
+ * Many clients send `Content-Type: application/json` on every call, also on the bodiless
+ * POST /videos/{id}/stop: Fastify's own parser rejects such an empty body (400), so an
+ * empty JSON body is taken as no body. Routes that need a body still say so through their
+ * schema (track: 400 `Invalid request`, field `body`).
+ */
+function acceptEmptyJsonBodies(app: FastifyInstance): void {
+  const parseJson = app.getDefaultJsonParser(app.initialConfig.onProtoPoisoning ?? 'error', app.initialConfig.onConstructorPoisoning ?? 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if (body.length === 0) return done(null, undefined);
+    parseJson(request, body as string, done);
+  });
+}
+
 export async function buildApp(deps: ApiDeps, options: FastifyServerOptions = {}) {
-  const app = Fastify({ logger: false, ...options, genReqId: () => crypto.randomUUID() }).withTypeProvider<TypeBoxTypeProvider>();
+  const app = Fastify({
+    logger: false,
+    ...options,
+    genReqId: () => crypto.randomUUID(),
+    // Room for any id a client may send: ids the service never issued are 404 `Video not found`.
+    routerOptions: { maxParamLength: MAX_ID_LENGTH, ...options.routerOptions },
+    frameworkErrors,
+  }).withTypeProvider<TypeBoxTypeProvider>();
   const ajv = validators();
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? ajv.body : ajv.other).compile(schema));
   registerErrorHandling(app);
+  acceptEmptyJsonBodies(app);
 
   await app.register(swagger, {
     openapi: {

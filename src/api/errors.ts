@@ -1,7 +1,7 @@
 // Every error leaves in the spec's shape: { error, details? }. Validation problems are
 // 400 `Invalid request` with one { field, message } per field. Nothing a client sends
 // becomes a 500: unexpected failures (a database outage) answer 503 and are logged.
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
 export class HttpError extends Error {
   constructor(
@@ -57,7 +57,18 @@ const BODY_ERRORS: Record<string, string> = {
   FST_ERR_CTP_EMPTY_JSON_BODY: 'body is empty; send a JSON object',
   FST_ERR_CTP_INVALID_MEDIA_TYPE: 'Content-Type must be application/json',
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'Content-Length does not match the body',
+  // 413 is not a status of the spec: an oversized body is a bad request like any other.
+  FST_ERR_CTP_BODY_TOO_LARGE: 'body is too large',
 };
+
+/**
+ * Fastify answers URLs it cannot route (bad percent-encoding, an overlong path segment)
+ * before any hook or error handler runs, in its own shape; this keeps them in the spec's.
+ */
+export function frameworkErrors(error: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
+  const message = error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'a path segment of the URL is too long' : 'the URL is not valid (bad percent-encoding)';
+  void reply.code(400).send({ error: 'Invalid request', details: [{ field: 'url', message }] });
+}
 
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError & { body?: Record<string, unknown> }, request, reply) => {
@@ -69,8 +80,9 @@ export function registerErrorHandling(app: FastifyInstance): void {
       return reply.code(400).send({ error: 'Invalid request', details: [{ field: 'body', message: BODY_ERRORS[error.code]! }] });
     }
     if (error.statusCode === 429 && error.body) return reply.code(429).send(error.body);
+    // Any other client error Fastify raises (a malformed header, say) still leaves as the spec's 400.
     if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
-      return reply.code(error.statusCode).send({ error: error.message });
+      return reply.code(400).send({ error: 'Invalid request', details: [{ field: 'request', message: error.message }] });
     }
     request.log.error({ err: error }, 'request failed');
     return reply.code(503).send({ error: 'Service temporarily unavailable' });

@@ -30,7 +30,13 @@ export const ListQuery = Type.Object(
 );
 export type ListQuery = Static<typeof ListQuery>;
 
-export const VideoParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 200 }) });
+/**
+ * Longest path id routed to a handler; longer ones are refused as a bad URL. The id is not
+ * otherwise constrained here: whatever a client sends, an id the service never issued is the
+ * spec's 404 `Video not found` (routes/videos.ts), not a 400.
+ */
+export const MAX_ID_LENGTH = 1_000;
+export const VideoParams = Type.Object({ id: Type.String() });
 export type VideoParams = Static<typeof VideoParams>;
 
 const Platform = Type.Union(PLATFORMS.map((p) => Type.Literal(p)));

@@ -21,6 +21,7 @@ const MIN_WALL_INTERVAL_MS: Record<JobName, number> = { collect: 200, complete: 
 export class Scheduler {
   private bree: Bree | null = null;
   private running = new Map<JobName, Promise<void>>();
+  private stopped = false;
 
   constructor(
     private readonly deps: WorkDeps,
@@ -47,6 +48,10 @@ export class Scheduler {
           break;
         }
         case 'complete': {
+          // Let due slots have their chance first: completeEnded gives a last slot an hour of
+          // grace, and at a high TIME_SCALE that hour can be shorter than the wall-clock
+          // interval between two collect rounds. (run() joins a collect round already going.)
+          await this.run('collect');
           const round = await completeEnded(this.deps);
           this.options.onRound?.(job, round.counts);
           if ((round.counts.get('VideoCompleted') ?? 0) < this.deps.batchSize) return;
@@ -55,14 +60,17 @@ export class Scheduler {
         case 'resume':
           this.options.onRound?.(job, (await resumeFunded(this.deps)).counts);
           return;
-        case 'charge':
-          await chargeUsage(this.deps);
+        case 'charge': {
+          const { charged } = await chargeUsage(this.deps);
+          this.options.onRound?.(job, new Map(charged > 0 ? [['UsageCharged', charged]] : []));
           return;
+        }
       }
     }
   }
 
   async start(): Promise<void> {
+    this.stopped = false;
     const jobs = (Object.keys(INTERVALS_MS) as JobName[]).map((name) => ({
       name,
       path: fileURLToPath(new URL(`./jobs/${name}.mjs`, import.meta.url)),
@@ -75,7 +83,8 @@ export class Scheduler {
       jobs,
       workerMessageHandler: ({ message }) => {
         const job = (message as { due?: JobName } | undefined)?.due;
-        if (job) this.run(job).catch((error) => this.options.onError(job, error));
+        // A worker may still report in while Bree stops: no new round once stop() has begun.
+        if (job && !this.stopped) this.run(job).catch((error) => this.options.onError(job, error));
       },
       errorHandler: (error: unknown, meta: { name?: string }) => this.options.onError((meta?.name ?? 'collect') as JobName, error),
     });
@@ -83,6 +92,7 @@ export class Scheduler {
   }
 
   async stop(): Promise<void> {
+    this.stopped = true;
     await this.bree?.stop();
     await Promise.allSettled(this.running.values());
   }

@@ -85,7 +85,8 @@ async function collectAll(collectors: CollectorSet, videos: VideoWork[]): Promis
         return { platform: v.platform, platformId: v.platform_id, videoLink: v.video_link, slot: v.next_slot };
       });
       const answers = await collector.collect(refs).catch((error: unknown) => refs.map(() => ({ status: 'unavailable' as const, message: String(error) })));
-      indexes.forEach((i, k) => (results[i] = answers[k]!));
+      // A collector that answers fewer refs than asked leaves the rest unavailable (retried), not a crash.
+      indexes.forEach((i, k) => (results[i] = answers[k] ?? { status: 'unavailable', message: `${collector.name} gave no answer for this video` }));
     }),
   );
   return results;
@@ -123,7 +124,10 @@ export async function completeEnded(deps: WorkDeps): Promise<AppliedDecisions> {
 export async function resumeFunded(deps: WorkDeps): Promise<AppliedDecisions> {
   const now = deps.clock.now();
   const paused = await pausedVideos(deps.pool, now, deps.batchSize);
-  const orgs = await leaseOrganizations(deps.pool, deps.holder, [...new Set(paused.map((v) => v.org_id))], 1000);
+  // A holder name of its own: the collect job of this scheduler runs beside it, and under the
+  // same name each would take over, and then release, the other's leases.
+  const holder = `${deps.holder}/resume`;
+  const orgs = await leaseOrganizations(deps.pool, holder, [...new Set(paused.map((v) => v.org_id))], 1000);
   try {
     const funds = await availableFunds(deps.pool, orgs);
     const decisions: Decision[] = [];
@@ -135,7 +139,7 @@ export async function resumeFunded(deps: WorkDeps): Promise<AppliedDecisions> {
     }
     return await settle(deps, await applyDecisions(deps.store, decisions));
   } finally {
-    await releaseOrganizations(deps.pool, deps.holder, orgs);
+    await releaseOrganizations(deps.pool, holder, orgs);
   }
 }
 

@@ -7,8 +7,8 @@ import type { ParsedLink } from '../domain/links.ts';
 import { estimatedCost, type Micros } from '../domain/money.ts';
 import type { KeyMode } from '../domain/platform.ts';
 import { streamIdOfTrackingClaim, type TrackingClaimed } from '../domain/tracking-claim.ts';
-import { streamIdOfVideo } from '../domain/video.ts';
-import { WrongExpectedRevision, type EventStore, type Position } from '../eventstore/port.ts';
+import { streamIdOfVideo, type VideoTracked } from '../domain/video.ts';
+import { WrongExpectedRevision, type EventStore, type Position, type RecordedEvent } from '../eventstore/port.ts';
 import { readUsage } from '../../projections/queries.ts';
 import { videoDecider } from './deciders.ts';
 import { loadState } from './handle.ts';
@@ -23,10 +23,16 @@ export interface TrackRequest {
   idempotencyKey?: string;
 }
 
+/** The tracked video as the log holds it, so the answer does not depend on a read model's lag. */
+export type TrackedVideoData = VideoTracked['data'];
+
 export type TrackOutcome =
-  | { kind: 'tracked'; videoId: string; position: Position }
-  /** The Idempotency-Key was seen before: answer with that video, create nothing. */
-  | { kind: 'repeated'; videoId: string }
+  | { kind: 'tracked'; videoId: string; video: TrackedVideoData; position: Position }
+  /**
+   * The Idempotency-Key was seen before: answer with that video, create nothing. `position`
+   * is its stream's last event, for read-your-writes.
+   */
+  | { kind: 'repeated'; videoId: string; video: TrackedVideoData; position: Position }
   | { kind: 'duplicate'; videoId: string }
   | { kind: 'insufficient_balance'; balance: Micros; estimatedCost: Micros }
   | { kind: 'not_found' }
@@ -47,7 +53,10 @@ export async function trackVideo(deps: TrackDeps, request: TrackRequest): Promis
   const { store, clock } = deps;
   const { orgId, mode, link } = request;
   const videoId = request.idempotencyKey ? uuidFromName(`idempotency:${orgId}:${mode}:${request.idempotencyKey}`) : newId();
-  if (request.idempotencyKey && (await store.readStream(streamIdOfVideo(videoId))).length > 0) return { kind: 'repeated', videoId };
+  if (request.idempotencyKey) {
+    const earlier = repeatOf(videoId, await store.readStream(streamIdOfVideo(videoId)));
+    if (earlier) return earlier;
+  }
 
   let platformId = link.platformId;
   if (platformId === null) {
@@ -58,7 +67,7 @@ export async function trackVideo(deps: TrackDeps, request: TrackRequest): Promis
 
   const claimStream = streamIdOfTrackingClaim(orgId, mode, link.platform, platformId);
   const claim = await activeClaim(store, claimStream, clock);
-  if (claim.holder) return claim.holder === videoId ? { kind: 'repeated', videoId } : { kind: 'duplicate', videoId: claim.holder };
+  if (claim.holder) return claim.holder === videoId ? repeated(store, videoId) : { kind: 'duplicate', videoId: claim.holder };
 
   const cost = estimatedCost(request.durationDays);
   let availableFunds = 0;
@@ -78,8 +87,10 @@ export async function trackVideo(deps: TrackDeps, request: TrackRequest): Promis
     await store.append(claimStream, [claimed], claim.revision);
   } catch (error) {
     if (!(error instanceof WrongExpectedRevision)) throw error;
-    // Another track of the same link won the race.
+    // Another track of the same link won the race: a repeat of this very request (same
+    // Idempotency-Key, so the same video id) or a duplicate.
     const winner = await activeClaim(store, claimStream, clock);
+    if (winner.holder === videoId) return repeated(store, videoId);
     return winner.holder ? { kind: 'duplicate', videoId: winner.holder } : trackVideo(deps, request);
   }
 
@@ -103,11 +114,35 @@ export async function trackVideo(deps: TrackDeps, request: TrackRequest): Promis
   );
   try {
     const result = await store.append(streamIdOfVideo(videoId), events, 'no_stream');
-    return { kind: 'tracked', videoId, position: result.position };
+    const tracked = events.find((e): e is VideoTracked => e.type === 'VideoTracked')!;
+    return { kind: 'tracked', videoId, video: tracked.data, position: result.position };
   } catch (error) {
-    if (error instanceof WrongExpectedRevision && request.idempotencyKey) return { kind: 'repeated', videoId };
+    if (error instanceof WrongExpectedRevision && request.idempotencyKey) return repeated(store, videoId);
     throw error;
   }
+}
+
+const REPEAT_WAIT_MS = 2_000;
+
+/**
+ * A repeat of a request that holds the claim: the first request may still be between its
+ * claim and its video's first events, so wait (bounded) for the video stream to appear.
+ */
+async function repeated(store: EventStore, videoId: string): Promise<TrackOutcome> {
+  const deadline = performance.now() + REPEAT_WAIT_MS;
+  for (;;) {
+    const earlier = repeatOf(videoId, await store.readStream(streamIdOfVideo(videoId)));
+    if (earlier) return earlier;
+    // A server-side condition, not the client's: answered as a retryable server error.
+    if (performance.now() >= deadline) throw new Error(`the first request for video ${videoId} (same Idempotency-Key) is still in progress`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+function repeatOf(videoId: string, events: RecordedEvent[]): TrackOutcome | null {
+  const tracked = events.find((e) => e.type === 'VideoTracked');
+  if (!tracked) return null;
+  return { kind: 'repeated', videoId, video: tracked.data as TrackedVideoData, position: events[events.length - 1]!.position };
 }
 
 function failureOutcome(status: 'not_found' | 'unavailable' | 'invalid', message: string): TrackOutcome {

@@ -27,7 +27,12 @@ export function createPool(url: string, options: PoolOptions = {}): pg.Pool {
   });
   // Without a listener, an idle connection dropped by the server (restart,
   // pg_terminate_backend) would crash the process with an unhandled 'error'.
-  pool.on('error', options.onError ?? ((error) => console.error(`[pg pool] idle connection lost: ${error.message}`)));
+  const report = options.onError ?? ((error: Error) => console.error(`[pg pool] idle connection lost: ${error.message}`));
+  pool.on('error', (error) => {
+    // pool.end() resolves before its sockets close; a server stopped or a
+    // database dropped right after cuts them, which is expected then.
+    if (!pool.ending) report(error);
+  });
   return pool;
 }
 

@@ -1,6 +1,8 @@
 // Reactor: one e-mail to the organization when a video's tracking period ends naturally.
-// It follows the log from its own checkpoint and records each e-mail sent in the same
-// transaction as the checkpoint, so a restart does not send it twice.
+// It follows the log from its own checkpoint; each e-mail is claimed by a row in
+// notify.sent_emails that commits once the message is handed over, so neither a restart nor
+// a second process (every projector process runs one) sends it twice, and a failed delivery
+// is tried again. A crash between handing it over and the commit can still repeat one.
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import nodemailer, { type SendMailOptions, type Transporter } from 'nodemailer';
@@ -21,6 +23,9 @@ export const notifyMigrations: readonly Migration[] = [
       CREATE TABLE notify.sent_emails (video_id text PRIMARY KEY, recipient text NOT NULL, sent_at timestamptz NOT NULL DEFAULT now());`,
   },
 ];
+
+/** After a failure (SMTP down, read models behind), start again from the checkpoint this much later. */
+const RETRY_MS = 5_000;
 
 export interface MailOptions {
   /** smtp://host:port; without it, messages are written as .eml files to `outbox`. */
@@ -47,6 +52,10 @@ export function createMailer(options: MailOptions): { transporter: Transporter; 
 
 export class CompletionEmails {
   private subscription: Subscription | null = null;
+  private transporter: Transporter | null = null;
+  private inFlight: Promise<void> = Promise.resolve();
+  private retry: NodeJS.Timeout | null = null;
+  private stopped = false;
 
   constructor(
     private readonly store: EventStore,
@@ -56,18 +65,28 @@ export class CompletionEmails {
   ) {}
 
   async start(onError: (error: unknown) => void): Promise<void> {
+    this.stopped = false;
     const { rows } = await this.pool.query(`SELECT commit_position, prepare_position FROM notify.checkpoint WHERE id = 1`);
     const from$: Position | null = rows[0] ? { commit: BigInt(rows[0].commit_position), prepare: BigInt(rows[0].prepare_position) } : null;
     const mailer = createMailer(this.mail);
-    let inFlight: Promise<void> = Promise.resolve();
+    this.transporter = mailer.transporter;
+    // The page that failed before a retry must not fail the new subscription's first `ready()`.
+    this.inFlight = Promise.resolve();
     this.subscription = this.store
-      .subscribeAll(from$, { batchSize: 1000, ready: () => inFlight })
-      .pipe(concatMap((page) => from((inFlight = this.handlePage(page, mailer.deliver)))))
+      .subscribeAll(from$, { batchSize: 1000, ready: () => this.inFlight })
+      .pipe(concatMap((page) => from((this.inFlight = this.handlePage(page, mailer.deliver)))))
       .subscribe({
         error: (error) => {
+          mailer.transporter.close();
+          // A stop() while a page was in flight ends here too: that is no failure to retry.
+          if (this.stopped) return;
           // An SMTP server that is down must not lose an e-mail: start again from the checkpoint, later.
           onError(error);
-          setTimeout(() => void this.start(onError).catch(onError), 5_000).unref();
+          this.retry = setTimeout(() => {
+            this.retry = null;
+            if (!this.stopped) void this.start(onError).catch(onError);
+          }, RETRY_MS);
+          this.retry.unref();
         },
       });
   }
@@ -76,57 +95,65 @@ export class CompletionEmails {
     if (page.length === 0) return;
     const last = page[page.length - 1]!.position;
     const completions = page.filter((e) => e.type === 'VideoCompleted' && (e.data as VideoCompleted['data']).reason === 'period_ended');
-    const sent: Array<{ videoId: string; recipient: string }> = [];
     if (completions.length > 0) {
-      // The message reads the videos and organizations read models: let them catch up first.
+      // The message reads the videos and organizations read models (only facts that never
+      // change after creation): give them a moment to catch up.
       await this.watcher.waitFor(last, 10_000);
-      const { rows } = await this.pool.query<{ video_id: string }>(`SELECT video_id FROM notify.sent_emails WHERE video_id = ANY($1::text[])`, [
-        completions.map((e) => (e.data as VideoCompleted['data']).videoId),
-      ]);
-      const already = new Set(rows.map((r) => r.video_id));
       for (const event of completions) {
+        if (this.stopped) throw new Error('stopped');
         const { videoId, orgId } = event.data as VideoCompleted['data'];
-        if (already.has(videoId)) continue;
         const [org, video] = await Promise.all([findOrganization(this.pool, orgId), readVideo(this.pool, videoId)]);
-        if (!org || !video) continue;
-        await deliver(
-          {
-            from: this.mail.from,
-            to: org.email,
-            messageId: `<${videoId}.completed@vidtrack>`,
-            subject: `Tracking completed: ${video.platform} video ${video.video_link}`,
-            text: [
-              `Hello ${org.name},`,
-              '',
-              `Tracking of ${video.video_link} (${video.platform}) has completed after ${video.duration_days} day(s).`,
-              `Video id: ${videoId}`,
-              `Job id: ${video.job_id}`,
-              `Snapshots are available at GET /api/v1/videos/${videoId}.`,
-              '',
-              '-- vidtrack',
-            ].join('\n'),
-          },
-          `${videoId}-completed`,
-        );
-        sent.push({ videoId, recipient: org.email });
+        // Skipping it would lose the e-mail for good: fail the page and try again later.
+        if (!org || !video) throw new Error(`video ${videoId} or organization ${orgId} is not in the read models yet`);
+        // The row claims the e-mail and commits only once it is sent: another reactor (a
+        // second process, or this one after a restart) waits on the row and then skips it,
+        // and a failed delivery rolls the claim back so the retry sends it.
+        await withTransaction(this.pool, async (client) => {
+          const claimed = await client.query(
+            `INSERT INTO notify.sent_emails (video_id, recipient) VALUES ($1, $2) ON CONFLICT DO NOTHING RETURNING video_id`,
+            [videoId, org.email],
+          );
+          if (claimed.rowCount === 0) return;
+          await deliver(
+            {
+              from: this.mail.from,
+              to: org.email,
+              messageId: `<${videoId}.completed@vidtrack>`,
+              subject: `Tracking completed: ${video.platform} video ${video.video_link}`,
+              text: [
+                `Hello ${org.name},`,
+                '',
+                `Tracking of ${video.video_link} (${video.platform}) has completed after ${video.duration_days} day(s).`,
+                `Video id: ${videoId}`,
+                `Job id: ${video.job_id}`,
+                `Snapshots are available at GET /api/v1/videos/${videoId}.`,
+                '',
+                '-- vidtrack',
+              ].join('\n'),
+            },
+            `${videoId}-completed`,
+          );
+        });
       }
     }
-    await withTransaction(this.pool, async (client) => {
-      if (sent.length > 0) {
-        await client.query(`INSERT INTO notify.sent_emails (video_id, recipient) SELECT * FROM unnest($1::text[], $2::text[]) ON CONFLICT DO NOTHING`, [
-          sent.map((s) => s.videoId),
-          sent.map((s) => s.recipient),
-        ]);
-      }
-      await client.query(
-        `INSERT INTO notify.checkpoint (id, commit_position, prepare_position) VALUES (1, $1, $2)
-         ON CONFLICT (id) DO UPDATE SET commit_position = excluded.commit_position, prepare_position = excluded.prepare_position`,
-        [last.commit.toString(), last.prepare.toString()],
-      );
-    });
+    // Never moves back: with two reactors the slower one must not rewind the faster one's checkpoint.
+    await this.pool.query(
+      `INSERT INTO notify.checkpoint (id, commit_position, prepare_position) VALUES (1, $1, $2)
+       ON CONFLICT (id) DO UPDATE SET commit_position = excluded.commit_position, prepare_position = excluded.prepare_position
+       WHERE (notify.checkpoint.commit_position, notify.checkpoint.prepare_position) < (excluded.commit_position, excluded.prepare_position)`,
+      [last.commit.toString(), last.prepare.toString()],
+    );
   }
 
-  stop(): void {
+  /** Stops following the log; resolves once the page in flight (and its e-mail) is done. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.retry) clearTimeout(this.retry);
+    this.retry = null;
     this.subscription?.unsubscribe();
+    this.subscription = null;
+    await this.inFlight.catch(() => undefined);
+    this.transporter?.close();
+    this.transporter = null;
   }
 }

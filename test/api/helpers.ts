@@ -29,6 +29,18 @@ export function client(service: TestService, apiKey?: string, extra: Partial<Inj
 }
 export type Client = ReturnType<typeof client>;
 
+// ---- client addresses -------------------------------------------------------------------
+
+/**
+ * A client address no other test used: failed authentications are rate limited per address,
+ * so tests that fail on purpose each come from their own.
+ */
+let addresses = 0;
+export function freshAddress(): string {
+  addresses++;
+  return `10.${(addresses >> 16) & 255}.${(addresses >> 8) & 255}.${addresses & 255}`;
+}
+
 // ---- video links ------------------------------------------------------------------------
 
 let counter = 0;

@@ -4,20 +4,7 @@ import { after, before, describe, test } from 'node:test';
 import { stopVideo } from '../../src/commands/video-commands.ts';
 import type { Platform } from '../../src/domain/platform.ts';
 import { startTestService, type TestService } from '../support/service.ts';
-import {
-  client,
-  costOfDays,
-  expectError,
-  expectInvalid,
-  expectStatus,
-  ISO_TIME,
-  linkOf,
-  newLink,
-  passHours,
-  platformId,
-  tracked,
-  usd,
-} from './helpers.ts';
+import { client, costOfDays, expectError, expectInvalid, expectStatus, ISO_TIME, newLink, passHours, platformId, tracked, usd } from './helpers.ts';
 
 let service: TestService;
 before(async () => {
@@ -25,8 +12,8 @@ before(async () => {
 });
 after(() => service.close());
 
-async function fundedApi(usdAmount = '1000') {
-  const org = await service.organization({ usd: usdAmount });
+async function fundedApi(usdAmount: string | null = '1000') {
+  const org = await service.organization({ usd: usdAmount ?? undefined });
   return { org, api: client(service, org.liveKey), testApi: client(service, org.testKey) };
 }
 
@@ -116,7 +103,7 @@ describe('400 Invalid request', () => {
     expectInvalid(await api.post('/videos/track', { duration_days: 7 }), 'video_link');
     expectInvalid(await api.post('/videos/track', { video_link: newLink() }), 'duration_days');
     const both = expectInvalid(await api.post('/videos/track', {}), 'video_link');
-    for (const d of both) assert.ok(['video_link', 'duration_days'].includes(d.field), d.field);
+    assert.deepEqual(both.map((d) => d.field).sort(), ['duration_days', 'video_link'], 'every missing field is named');
   });
 
   test('wrong types', async () => {
@@ -149,6 +136,13 @@ describe('400 Invalid request', () => {
     expectInvalid(await api.post('/videos/track', 'null', json), 'body');
     expectInvalid(await api.post('/videos/track', '"text"', json), 'body');
     expectInvalid(await api.post('/videos/track', '42', json), 'body');
+  });
+
+  test('a body over the size limit (1 MiB)', async () => {
+    const { api } = await fundedApi();
+    const huge = JSON.stringify({ video_link: newLink(), duration_days: 1, pad: 'x'.repeat(1024 * 1024) });
+    expectInvalid(await api.post('/videos/track', huge, { 'content-type': 'application/json' }), 'body');
+    assert.equal(expectStatus(await api.list(), 200).total, 0);
   });
 
   test('a body that is not JSON', async () => {
@@ -204,7 +198,7 @@ describe('402 Insufficient balance', () => {
   });
 
   test('no funds at all', async () => {
-    const { api } = await fundedApi('0');
+    const { api } = await fundedApi(null);
     const body = expectError(await api.track(newLink(), 30), 402, 'Insufficient balance');
     assert.deepEqual(body, { error: 'Insufficient balance', balance: 0, estimated_cost: 10.8, required: 10.8 });
   });
@@ -403,6 +397,16 @@ describe('Idempotency-Key', () => {
     assert.equal(expectStatus(await api.usage(), 200).total_snapshots, 1);
   });
 
+  test('a repeat answers with the first response even if its body differs, and tracks nothing else', async () => {
+    const { api } = await fundedApi('100');
+    const headers = { 'idempotency-key': 'changed-body' };
+    const first = expectStatus(await api.track(newLink('youtube'), 3, headers), 201);
+    const other = newLink('tiktok');
+    assert.deepEqual(expectStatus(await api.track(other, 9, headers), 201), first);
+    assert.equal(expectStatus(await api.list(), 200).total, 1);
+    await tracked(api, other, 1); // that link was never claimed
+  });
+
   test('a different key for the same link is a duplicate, not a repeat', async () => {
     const { api } = await fundedApi('100');
     const link = newLink();
@@ -429,7 +433,7 @@ describe('Idempotency-Key', () => {
 
 describe('the spec checks in the order a client can act on them', () => {
   test('a 400 comes before a 402', async () => {
-    const { api } = await fundedApi('0');
+    const { api } = await fundedApi(null);
     expectInvalid(await api.track('not a link', 7), 'video_link');
     expectInvalid(await api.track(newLink(), 31), 'duration_days');
   });

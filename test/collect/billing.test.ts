@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { DAY_MS, HOUR_MS } from '../../src/clock.ts';
+import { leaseOrganizations, releaseOrganizations } from '../../src/collect/leases.ts';
 import { chargeUsage, collectDue, completeEnded, resumeFunded } from '../../src/collect/work.ts';
 import { deposit } from '../../src/commands/account-commands.ts';
 import { parseUsd } from '../../src/domain/money.ts';
@@ -185,6 +186,20 @@ describe('pause and resume', () => {
     assert.equal(usage.balance_usd, 0);
     const statuses = [(await getVideo(service, org.liveKey, first)).status, (await getVideo(service, org.liveKey, second)).status];
     assert.deepEqual(statuses, ['paused', 'paused']);
+  });
+
+  it('resume neither takes nor releases the lease of the collect round running beside it', async () => {
+    const { org, started } = await twoVideosOnHalfADollar();
+    service.clock.set(new Date(started + 20 * HOUR_MS));
+    await deposit(service.store, service.clock, org.orgId, parseUsd('1')!, null);
+    await service.settle();
+    const { pool } = service.db;
+    // This scheduler's collect round holds the organization at the moment.
+    assert.deepEqual(await leaseOrganizations(pool, service.work.holder, [org.orgId], 10), [org.orgId]);
+    assert.equal((await resumeFunded(service.work)).counts.size, 0, 'resumed under the collect round\'s lease');
+    assert.deepEqual(await leaseOrganizations(pool, 'another-scheduler', [org.orgId], 10), [], 'the collect round lost its lease');
+    await releaseOrganizations(pool, service.work.holder, [org.orgId]);
+    assert.equal((await resumeFunded(service.work)).counts.get('VideoResumed'), 2);
   });
 
   it('a paused video whose period ends completes, with days_remaining 0', async () => {

@@ -64,10 +64,7 @@ describe('collectDue', () => {
   }
 
   it('two schedulers racing over the same due videos never append a slot twice', async () => {
-    // One after the other: service.settle() waits for the log's visible head, which a concurrent
-    // append can hold back, so parallel organization() calls may return before their deposit is projected.
-    const orgs = [];
-    for (let i = 0; i < 3; i++) orgs.push(await service.organization({ usd: '10' }));
+    const orgs = await Promise.all([1, 2, 3].map(() => service.organization({ usd: '10' })));
     const ids: string[] = [];
     for (const org of orgs) for (let i = 0; i < 4; i++) ids.push(await track(service, org.liveKey, youtubeLink()));
     const a: WorkDeps = { ...service.work, holder: 'scheduler-a', batchSize: 3 };

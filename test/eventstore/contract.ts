@@ -18,7 +18,8 @@ export interface ContractFixture {
   readonly store: EventStore;
   teardown(): Promise<void>;
   /**
-   * Starts an append whose transaction stays open until commit() is called.
+   * Starts an append whose transaction stays open until commit() is called
+   * (commit() may be called more than once).
    * Only adapters with client-side transactions have it; without it the
    * late-commit test is skipped.
    */
@@ -41,14 +42,17 @@ export function eventStoreContract(name: string, make: () => Promise<ContractFix
     const result = await store.append('video-1', [
       { type: 'VideoTracked', data, metadata: { correlationId: 'c-1' } },
       { type: 'SnapshotRecorded', data: { slot: 0 } },
+      { type: 'Bare', data: null },
     ], 'no_stream');
-    assert.equal(result.nextExpectedRevision, 1n);
+    assert.equal(result.nextExpectedRevision, 2n);
 
     const events = await store.readStream('video-1');
     assert.deepEqual(events.map((e) => [e.streamId, e.revision, e.type]), [
       ['video-1', 0n, 'VideoTracked'],
       ['video-1', 1n, 'SnapshotRecorded'],
+      ['video-1', 2n, 'Bare'],
     ]);
+    assert.equal(events[2]!.data, null);
     assert.deepEqual(events[0]!.data, data);
     assert.deepEqual(events[0]!.metadata, { correlationId: 'c-1' });
     assert.deepEqual(events[1]!.metadata, {});
@@ -56,7 +60,7 @@ export function eventStoreContract(name: string, make: () => Promise<ContractFix
     assert.notEqual(events[0]!.id, events[1]!.id);
     assert.ok(events[0]!.recordedAt instanceof Date);
     assert.ok(comparePositions(events[0]!.position, events[1]!.position) < 0);
-    assert.deepEqual(result.position, events[1]!.position);
+    assert.deepEqual(result.position, events[2]!.position);
   }));
 
   test(`${name}: readStream of a missing stream returns []`, withStore(async ({ store }) => {
@@ -234,9 +238,9 @@ export function eventStoreContract(name: string, make: () => Promise<ContractFix
     if (!beginAppend) return t.skip('the adapter has no client-side transactions');
     const seen: RecordedEvent[] = [];
     const sub = store.subscribeAll(null).subscribe((page) => seen.push(...page));
+    // 'late' is written first and committed last.
+    const late = await beginAppend('late', [{ type: 'E', data: { late: true } }]);
     try {
-      // 'late' is written first and committed last.
-      const late = await beginAppend('late', [{ type: 'E', data: { late: true } }]);
       await store.append('early', [{ type: 'E', data: { early: true } }], 'no_stream');
       await sleep(300); // the subscriber keeps reading meanwhile
       await late.commit();
@@ -249,6 +253,7 @@ export function eventStoreContract(name: string, make: () => Promise<ContractFix
       assertStrictlyIncreasing(seen);
     } finally {
       sub.unsubscribe();
+      await late.commit(); // idempotent: releases the transaction when an assertion failed first
     }
   }));
 

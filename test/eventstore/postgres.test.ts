@@ -24,8 +24,11 @@ async function makeStore(): Promise<ContractFixture & { pool: import('pg').Pool 
       await client.query('begin');
       const [outcome] = await appendManyOn(client, [{ streamId, events, expectedRevision: 'any' }]);
       assert.ok(outcome!.ok);
+      let done = false;
       return {
         async commit() {
+          if (done) return;
+          done = true;
           await client.query('commit');
           client.release();
         },
@@ -41,11 +44,11 @@ test('postgres: later commits are held back while an earlier transaction is open
   const { store } = fixture;
   const seen: RecordedEvent[] = [];
   const sub = store.subscribeAll(null).subscribe((page) => seen.push(...page));
+  const late = await fixture.beginAppend!('late', [{ type: 'E', data: {} }]);
   try {
-    const late = await fixture.beginAppend!('late', [{ type: 'E', data: {} }]);
     const early = await store.append('early', [{ type: 'E', data: {} }], 'no_stream');
     await sleep(300);
-    assert.deepEqual(seen, [], 'nothing after the open transaction is visible yet');
+    assert.equal(seen.length, 0, 'nothing after the open transaction is visible yet');
     assert.equal(await store.headPosition(), null);
     await late.commit();
     await waitFor(() => seen.length === 2);
@@ -53,6 +56,7 @@ test('postgres: later commits are held back while an earlier transaction is open
     assert.deepEqual(await store.headPosition(), early.position);
   } finally {
     sub.unsubscribe();
+    await late.commit();
     await fixture.teardown();
   }
 });

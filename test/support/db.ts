@@ -30,21 +30,19 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   const name = `test_${process.pid}_${randomBytes(4).toString('hex')}`;
   await adminQuery(adminUrl, `create database ${name}`);
   const url = withDatabase(adminUrl, name);
+  const pool = createPool(url, { applicationName: 'vidtrack-test' });
   let dropped = false;
-  const pool = createPool(url, {
-    applicationName: 'vidtrack-test',
-    // pool.end() resolves before its sockets are closed, and DROP ... FORCE then cuts them: expected.
-    onError: (error) => {
-      if (!dropped) console.error(`[test pool] idle connection lost: ${error.message}`);
-    },
-  });
   return {
     url,
     pool,
     async drop() {
       if (dropped) return;
       dropped = true;
-      await pool.end();
+      // pool.end() waits for checked-out connections: one a failed test never
+      // released must not hang the run, DROP ... FORCE cuts it.
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([pool.end(), new Promise((resolve) => (timer = setTimeout(resolve, 2000)))]);
+      clearTimeout(timer);
       // FORCE: a connection a test forgot to close must not keep the database alive.
       await adminQuery(adminUrl, `drop database if exists ${name} with (force)`);
     },
@@ -86,22 +84,51 @@ function ownServerUrl(): Promise<string> {
     // The server does not hold the event loop open, so 'beforeExit' comes when
     // the tests are done; the stop keeps the loop busy until it finishes.
     process.once('beforeExit', () => void cleanUp());
-    // process.exit() skips 'beforeExit': no waiting is possible there, so an
-    // immediate shutdown, and the folder is removed as well as it can be.
-    process.once('exit', () => {
+    // process.exit() and signals skip 'beforeExit', and nothing asynchronous
+    // can run then: an immediate shutdown, waited for synchronously.
+    const stopNow = () => {
       if (stopped) return;
-      try {
-        process.kill(server.pid, 'SIGQUIT');
-      } catch {
-        // already gone
-      }
+      stopped = true;
+      killAndWait(server.pid);
       try {
         fs.rmSync(dataDir, { recursive: true, force: true, maxRetries: 3 });
       } catch {
-        // the server may still be writing: a stray temp folder is the lesser harm
+        // a stray temp folder is the lesser harm
       }
-    });
+    };
+    process.once('exit', stopNow);
+    for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+      process.once(signal, function onSignal() {
+        stopNow();
+        // Then die of the signal as if we had never listened, unless someone else handles it.
+        if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
+      });
+    }
     return server.adminUrl;
   })();
   return ownServer;
+}
+
+function killAndWait(pid: number): void {
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  try {
+    process.kill(pid, 'SIGQUIT');
+  } catch {
+    return;
+  }
+  for (let i = 0; i < 100 && isRunning(pid); i++) Atomics.wait(pause, 0, 0, 20);
+}
+
+/** A dead child stays a zombie until Node reaps it, which cannot happen during a synchronous wait. */
+function isRunning(pid: number): boolean {
+  try {
+    return !/^\d+ \(.*\) Z/.test(fs.readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  }
 }

@@ -43,9 +43,17 @@ export async function startTestService(options: TestServiceOptions = {}) {
   const app = await buildApp({ pool: db.pool, store, collectors, clock, watcher, keys, isReady: () => true, failedAuthLimit: options.failedAuthLimit });
   const work: WorkDeps = { pool: db.pool, store, collectors, clock, watcher, holder: 'test-scheduler', batchSize: 500 };
 
-  /** Waits until the read models show everything in the log. */
+  /**
+   * Waits until the read models show everything committed to the log. Not store.headPosition():
+   * it stops below the oldest transaction still open (the projector's own, say), so it can lag
+   * behind an append this test has just made.
+   */
   async function settle(): Promise<void> {
-    if (!(await watcher.waitFor(await store.headPosition(), 10_000))) throw new Error(`projections did not catch up: ${String(runnerError)}`);
+    const { rows } = await db.pool.query<{ commit: string; prepare: string }>(
+      `SELECT transaction_id::text AS commit, position::text AS prepare FROM es.events ORDER BY transaction_id DESC, position DESC LIMIT 1`,
+    );
+    const newest = rows[0] ? { commit: BigInt(rows[0].commit), prepare: BigInt(rows[0].prepare) } : null;
+    if (!(await watcher.waitFor(newest, 10_000))) throw new Error(`projections did not catch up: ${String(runnerError)}`);
   }
 
   /** An organization with a live and a test key, funded with `usd` (a decimal string). */

@@ -4,7 +4,7 @@ import { trackVideo } from '../../commands/track.ts';
 import { DomainError } from '../../domain/errors.ts';
 import { isLinkError, parseVideoLink } from '../../domain/links.ts';
 import { estimatedCost, toUsd } from '../../domain/money.ts';
-import { PLATFORMS, type Platform } from '../../domain/platform.ts';
+import { PLATFORMS } from '../../domain/platform.ts';
 import { listVideos, readSnapshots, readVideo, type VideoRow } from '../../../projections/queries.ts';
 import { awaitProjection, type ApiDeps } from '../context.ts';
 import { HttpError, invalidRequest } from '../errors.ts';
@@ -12,19 +12,26 @@ import type { Caller } from '../auth.ts';
 import { presentListedVideo, presentVideoDetail } from '../present.ts';
 import { ErrorBody, ListQuery, StopResult, TrackBody, TrackedVideo, VideoDetail, VideoList, VideoParams } from '../schemas.ts';
 
-const errors = { 400: ErrorBody, 401: ErrorBody, 402: ErrorBody, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody, 429: ErrorBody, 500: ErrorBody, 502: ErrorBody };
+/** The error statuses each route can answer with, for serialization and the OpenAPI document. */
+const errorsOf = (...statuses: number[]) => Object.fromEntries(statuses.map((status) => [status, ErrorBody]));
+
+/**
+ * Ids the service issues are short printable text (UUIDs). Anything else cannot name a video,
+ * and must not reach Postgres either: a NUL character there is an error, not a miss.
+ */
+const POSSIBLE_ID = /^[\x21-\x7e]{1,200}$/;
 
 export const videoRoutes = (deps: ApiDeps): FastifyPluginAsyncTypebox => async (app) => {
   /** The caller's video, or the spec's 404/403. A test key's world holds only test-mode videos. */
   async function ownVideo(caller: Caller, id: string): Promise<VideoRow> {
-    const video = await readVideo(deps.pool, id);
+    const video = POSSIBLE_ID.test(id) ? await readVideo(deps.pool, id) : null;
     if (!video) throw new HttpError(404, { error: 'Video not found' });
     if (video.org_id !== caller.orgId) throw new HttpError(403, { error: 'Access denied' });
     if (video.mode !== caller.mode) throw new HttpError(404, { error: 'Video not found' });
     return video;
   }
 
-  app.post('/videos/track', { schema: { body: TrackBody, response: { 201: TrackedVideo, ...errors } } }, async (request, reply) => {
+  app.post('/videos/track', { schema: { body: TrackBody, response: { 201: TrackedVideo, ...errorsOf(400, 401, 402, 404, 409, 429, 500, 502) } } }, async (request, reply) => {
     const caller = request.caller!;
     const link = parseVideoLink(request.body.video_link);
     if (isLinkError(link)) throw invalidRequest([{ field: 'video_link', message: link.error }]);
@@ -37,21 +44,22 @@ export const videoRoutes = (deps: ApiDeps): FastifyPluginAsyncTypebox => async (
     switch (outcome.kind) {
       case 'tracked':
       case 'repeated': {
-        // A repeat may race its first request: wait until the read models hold what the log holds.
-        await awaitProjection(deps, outcome.kind === 'tracked' ? outcome.position : await deps.store.headPosition());
-        const video = await readVideo(deps.pool, outcome.videoId);
-        if (!video) throw new Error(`video ${outcome.videoId} missing from the read model`);
+        // Read-your-writes for the GET that usually follows (a repeat may race its first
+        // request). The answer itself comes from the log: when the bounded wait runs out,
+        // a read model's lag must not turn a video just created into an error.
+        await awaitProjection(deps, outcome.position);
+        const video = outcome.video;
         return reply.code(201).send({
-          id: video.video_id,
-          job_id: video.job_id,
-          video_link: video.video_link,
-          platform: video.platform as Platform,
+          id: video.videoId,
+          job_id: video.jobId,
+          video_link: video.videoLink,
+          platform: video.platform,
           // The first answer, repeated as it was: a fresh tracking with its whole period ahead.
           status: 'monitoring',
-          monitoring_duration_days: video.duration_days,
-          days_remaining: video.duration_days,
-          estimated_cost: toUsd(estimatedCost(video.duration_days)),
-          created_at: video.created_at.toISOString(),
+          monitoring_duration_days: video.durationDays,
+          days_remaining: video.durationDays,
+          estimated_cost: toUsd(estimatedCost(video.durationDays)),
+          created_at: video.startedAt,
         });
       }
       case 'duplicate':
@@ -72,7 +80,7 @@ export const videoRoutes = (deps: ApiDeps): FastifyPluginAsyncTypebox => async (
     }
   });
 
-  app.get('/videos', { schema: { querystring: ListQuery, response: { 200: VideoList, ...errors } } }, async (request) => {
+  app.get('/videos', { schema: { querystring: ListQuery, response: { 200: VideoList, ...errorsOf(400, 401, 429) } } }, async (request) => {
     const caller = request.caller!;
     const { platform, status, limit = 50 } = request.query;
     if (platform !== undefined && !(PLATFORMS as readonly string[]).includes(platform)) {
@@ -83,12 +91,12 @@ export const videoRoutes = (deps: ApiDeps): FastifyPluginAsyncTypebox => async (
     return { videos: rows.map((v) => presentListedVideo(v, now)), total: rows.length, limit };
   });
 
-  app.get('/videos/:id', { schema: { params: VideoParams, response: { 200: VideoDetail, ...errors } } }, async (request) => {
+  app.get('/videos/:id', { schema: { params: VideoParams, response: { 200: VideoDetail, ...errorsOf(401, 403, 404, 429) } } }, async (request) => {
     const video = await ownVideo(request.caller!, request.params.id);
     return presentVideoDetail(video, await readSnapshots(deps.pool, video.video_id), deps.clock.now());
   });
 
-  app.post('/videos/:id/stop', { schema: { params: VideoParams, response: { 200: StopResult, ...errors } } }, async (request) => {
+  app.post('/videos/:id/stop', { schema: { params: VideoParams, response: { 200: StopResult, ...errorsOf(400, 401, 403, 404, 429) } } }, async (request) => {
     const video = await ownVideo(request.caller!, request.params.id);
     try {
       const handled = await stopVideo(deps.store, deps.clock, video.video_id);

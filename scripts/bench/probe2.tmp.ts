@@ -1,0 +1,30 @@
+import { startBenchServer, createDatabase, startBenchService } from '/work/main/scripts/bench/env.ts';
+import { seedOrganizations, seedVideos } from '/work/main/scripts/bench/seed.ts';
+import { dueVideos, organizationsWithDueSlots, availableFunds } from '/work/main/src/collect/due-videos.ts';
+import { leaseOrganizations, releaseOrganizations } from '/work/main/src/collect/leases.ts';
+import { applyDecisions } from '/work/main/src/collect/decisions.ts';
+import { simulate } from '/work/main/src/collect/simulator.ts';
+import { snapshotIdOf } from '/work/main/src/commands/ids.ts';
+const N = 20000;
+const server = await startBenchServer();
+const svc = await startBenchService(await createDatabase(server, 'probe'), { batchSize: 5000 });
+const orgs = await seedOrganizations(svc.store, svc.clock, 20);
+await seedVideos(svc.store, svc.clock, orgs, N, { durationDays: 30 });
+await svc.settle();
+svc.clock.advance(3600_000);
+const T: Record<string, number> = {};
+const tick = (k: string, t0: number) => { T[k] = (T[k] ?? 0) + performance.now() - t0; return performance.now(); };
+for (let r = 0; r < 4; r++) {
+  let t = performance.now(); const now = svc.clock.now();
+  const o = await organizationsWithDueSlots(svc.pool, now, 5000); t = tick('orgs', t);
+  const l = await leaseOrganizations(svc.pool, 'x', o, 1000); t = tick('lease', t);
+  const due = await dueVideos(svc.pool, now, l, 5000); t = tick('due', t);
+  await availableFunds(svc.pool, l); t = tick('funds', t);
+  const decisions = due.map(v => { const res = simulate({ platform: v.platform, platformId: v.platform_id, videoLink: v.video_link, slot: v.next_slot }) as any; return { video: v, command: { type: 'RecordSnapshot' as const, slot: v.next_slot, snapshot: { snapshotId: snapshotIdOf(v.video_id, v.next_slot), provider: res.provider, metrics: res.metrics, metadata: res.metadata }, now } }; });
+  t = tick('simulate', t);
+  const applied = await applyDecisions(svc.store, decisions); t = tick('append', t);
+  await svc.watcher.waitFor(applied.position, 60000); t = tick('project', t);
+  await releaseOrganizations(svc.pool, 'x', l); t = tick('release', t);
+}
+console.log(Object.fromEntries(Object.entries(T).map(([k, v]) => [k, Math.round(v)])));
+await svc.close(); await server.stop();

@@ -1,0 +1,123 @@
+// The Bree scheduler started for real, on a clock 36 000 times faster than the wall (an hour
+// of service time every 100 ms): a 1-day tracking runs its course in a few seconds.
+import assert from 'node:assert/strict';
+import { afterEach, beforeEach, it } from 'node:test';
+import { scaledClock, type Clock } from '../../src/clock.ts';
+import { Scheduler, type JobName } from '../../src/collect/scheduler.ts';
+import type { WorkDeps } from '../../src/collect/work.ts';
+import { startTestService, type TestService } from '../support/service.ts';
+import { eventsOf, getUsage, recordedSlots, track, youtubeLink } from './rounds.ts';
+
+const TIME_SCALE = 36_000;
+
+let service: TestService;
+let clock: Clock;
+let deps: WorkDeps;
+let scheduler: Scheduler | null = null;
+const errors: Array<[JobName, unknown]> = [];
+const rounds: Array<{ job: JobName; at: number }> = [];
+
+beforeEach(async () => {
+  errors.length = 0;
+  rounds.length = 0;
+  service = await startTestService();
+  clock = scaledClock(TIME_SCALE);
+  deps = { ...service.work, clock };
+});
+afterEach(async () => {
+  await scheduler?.stop();
+  scheduler = null;
+  await service.close();
+});
+
+function newScheduler(): Scheduler {
+  scheduler = new Scheduler(deps, {
+    timeScale: TIME_SCALE,
+    onError: (job, error) => errors.push([job, error]),
+    onRound: (job) => rounds.push({ job, at: Date.now() }),
+  });
+  return scheduler;
+}
+
+/** Tracks through the API at the scaled clock's present (the app itself runs on the ManualClock). */
+async function trackNow(apiKey: string, link: string, days = 1): Promise<string> {
+  service.clock.set(clock.now());
+  return track(service, apiKey, link, days);
+}
+
+async function statusOf(videoId: string): Promise<string> {
+  const { rows } = await service.db.pool.query(`SELECT status FROM rm.videos WHERE video_id = $1`, [videoId]);
+  return rows[0]?.status;
+}
+
+async function eventually(what: string, probe: () => Promise<boolean>, timeoutMs: number): Promise<number> {
+  const started = Date.now();
+  while (!(await probe())) {
+    if (Date.now() - started > timeoutMs) throw new Error(`timed out waiting for ${what}; errors: ${errors.map(([j, e]) => `${j}: ${String(e)}`).join('; ')}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  return Date.now() - started;
+}
+
+it('a 1-day video completes by itself with 24 snapshots, charged, within a few seconds', async () => {
+  const org = await service.organization({ usd: '1' });
+  await newScheduler().start();
+  const videos = [await trackNow(org.liveKey, youtubeLink()), await trackNow(org.liveKey, youtubeLink())];
+
+  const took = await eventually('completion', async () => (await Promise.all(videos.map(statusOf))).every((s) => s === 'completed'), 15_000);
+  assert.ok(took < 10_000, `took ${took} ms`);
+  for (const id of videos) {
+    const slots = await recordedSlots(service, id);
+    assert.deepEqual(slots, Array.from({ length: 24 }, (_, i) => i), `video ${id}`);
+    const [completed] = await eventsOf(service, 'VideoCompleted', id);
+    assert.equal(completed!.reason, 'period_ended');
+  }
+  await eventually('the charge', async () => (await getUsage(service, org.liveKey)).uncharged_usage_usd === 0, 5_000);
+  const usage = await getUsage(service, org.liveKey);
+  assert.equal(usage.total_charged_usd, 0.72);
+  assert.equal(usage.balance_usd, 0.28);
+  assert.deepEqual(errors, []);
+  for (const job of ['collect', 'complete', 'resume', 'charge'] as const) assert.ok(rounds.some((r) => r.job === job), `no ${job} round ran`);
+});
+
+it('stop() leaves no timers or workers running, and no round starts afterwards', async () => {
+  const org = await service.organization({ usd: '5' });
+  // Bree's recurring jobs run on safe-timers, which chains plain setTimeout calls carrying
+  // its own timer object: catch every one of those made while the scheduler runs.
+  const jobTimers: NodeJS.Timeout[] = [];
+  const realSetTimeout = globalThis.setTimeout;
+  globalThis.setTimeout = ((callback: (...args: unknown[]) => void, ms?: number, ...args: unknown[]) => {
+    const timer = realSetTimeout(callback, ms, ...args);
+    if (typeof (args[0] as { fireNow?: unknown } | undefined)?.fireNow === 'function') jobTimers.push(timer);
+    return timer;
+  }) as typeof setTimeout;
+  const s = newScheduler();
+  try {
+    await s.start();
+    await trackNow(org.liveKey, youtubeLink(), 3);
+    await eventually('a few rounds', async () => rounds.filter((r) => r.job === 'collect').length >= 3, 5_000);
+  } finally {
+    globalThis.setTimeout = realSetTimeout;
+  }
+  assert.ok(jobTimers.length >= 4, `${jobTimers.length} job timers seen`);
+
+  await s.stop();
+  const stoppedAt = Date.now();
+  const isCleared = (timer: NodeJS.Timeout) => (timer as unknown as { _destroyed: boolean })._destroyed;
+  assert.equal(jobTimers.filter((t) => !isCleared(t)).length, 0, 'a job timer is still running');
+  const bree = (s as unknown as { bree: { workers: Map<string, unknown>; intervals: Map<string, unknown>; timeouts: Map<string, unknown> } }).bree;
+  assert.equal(bree.workers.size, 0);
+  assert.equal(bree.intervals.size, 0);
+  assert.equal(bree.timeouts.size, 0);
+  assert.equal(process.getActiveResourcesInfo().filter((r) => r === 'MessagePort' || r === 'Worker').length, 0);
+
+  const snapshots = (await eventsOf(service, 'SnapshotRecorded')).length;
+  await new Promise((r) => setTimeout(r, 1_000)); // ten service hours
+  assert.deepEqual(
+    rounds.filter((r) => r.at > stoppedAt),
+    [],
+    'a round ran after stop()',
+  );
+  assert.equal((await eventsOf(service, 'SnapshotRecorded')).length, snapshots);
+  assert.deepEqual(errors, []);
+});
