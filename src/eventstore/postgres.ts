@@ -336,7 +336,25 @@ function toParams(appends: readonly StreamAppend[]): unknown[] {
       events.push({ o: k + 1, i: j + 1, t: event.type, d: event.data ?? null, m: event.metadata });
     });
   });
-  return [streamIds, kinds, expected, counts, JSON.stringify(events)];
+  const document = JSON.stringify(events);
+  // jsonb cannot hold U+0000 and would fail the whole batch with an obscure
+  // error: name the stream instead. (The cheap test may also match an escaped
+  // backslash followed by "u0000"; the exact check then clears it.)
+  if (document.includes('\\u0000')) {
+    for (const append of appends) {
+      if (append.events.some((event) => hasNul(event.data) || hasNul(event.metadata))) {
+        throw new TypeError(`stream ${append.streamId}: event data contains U+0000, which PostgreSQL jsonb cannot store`);
+      }
+    }
+  }
+  return [streamIds, kinds, expected, counts, document];
+}
+
+function hasNul(value: unknown): boolean {
+  if (typeof value === 'string') return value.includes('\u0000');
+  if (Array.isArray(value)) return value.some(hasNul);
+  if (value && typeof value === 'object') return Object.entries(value).some(([key, v]) => key.includes('\u0000') || hasNul(v));
+  return false;
 }
 
 function validate(appends: readonly StreamAppend[]): void {

@@ -10,7 +10,6 @@ import {
   WrongExpectedRevision,
   type EventData,
   type EventStore,
-  type Position,
   type RecordedEvent,
 } from '../../src/eventstore/port.ts';
 
@@ -339,12 +338,10 @@ function assertStrictlyIncreasing(events: readonly RecordedEvent[]): void {
   for (let i = 1; i < events.length; i++) {
     assert.ok(
       comparePositions(events[i - 1]!.position, events[i]!.position) < 0,
-      `positions must increase: ${fmt(events[i - 1]!.position)} then ${fmt(events[i]!.position)}`,
+      `positions must increase: ${formatPosition(events[i - 1]!.position)} then ${formatPosition(events[i]!.position)}`,
     );
   }
 }
-
-const fmt = (p: Position) => formatPosition(p);
 
 async function waitFor(check: () => boolean, timeoutMs: number, what: string): Promise<void> {
   const started = Date.now();

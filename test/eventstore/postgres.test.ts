@@ -113,6 +113,22 @@ test('postgres: withTransaction rolls back when the function throws', async () =
   }
 });
 
+test('postgres: event data holding U+0000 (which jsonb cannot store) is refused, naming the stream, before anything is written', async () => {
+  const fixture = await makeStore();
+  try {
+    await assert.rejects(
+      fixture.store.appendMany([
+        { streamId: 'fine', expectedRevision: 'no_stream', events: [{ type: 'E', data: { text: 'a \\u0000 escape is fine' } }] },
+        { streamId: 'bad', expectedRevision: 'no_stream', events: [{ type: 'E', data: { title: 'nul \u0000 inside' } }] },
+      ]),
+      (error: Error) => error instanceof TypeError && /stream bad/.test(error.message),
+    );
+    assert.deepEqual(await fixture.store.readStream('fine'), []);
+  } finally {
+    await fixture.teardown();
+  }
+});
+
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 async function waitFor(check: () => boolean, timeoutMs = 5000): Promise<void> {
