@@ -6,6 +6,7 @@
 // so if the connection dies the lock goes with it and no write of ours can follow; a
 // standby process waiting for the lock takes over from the checkpoints. Failures (a
 // database restart) are reported and the runner starts again by itself.
+import { createHash } from 'node:crypto';
 import type { Pool, PoolClient } from 'pg';
 import { BehaviorSubject, Subscription, concatMap, filter, from, map } from 'rxjs';
 import { comparePositions, type EventStore, type Position } from '../src/eventstore/port.ts';
@@ -25,10 +26,46 @@ export interface RunnerOptions {
 
 const RETRY_MS = 1_000;
 
+/**
+ * Creates the read models' tables. A projection whose table definitions changed since its
+ * tables were made (a new version of the code) loses its tables and checkpoint here, so the
+ * runner rebuilds it from the log: read models are disposable, the log is the truth.
+ */
 export async function ensureReadModels(pool: Pool, schema: string, projections: readonly Projection[]): Promise<void> {
-  await pool.query(`CREATE SCHEMA IF NOT EXISTS ${ident(schema)}`);
-  await pool.query(checkpointsDdl(schema));
-  for (const p of projections) await pool.query(p.ddl(schema));
+  const s = ident(schema);
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    await client.query(`SELECT pg_advisory_xact_lock(hashtext($1))`, [`vidtrack.read-models.${schema}`]);
+    await client.query(`CREATE SCHEMA IF NOT EXISTS ${s}`);
+    await client.query(checkpointsDdl(schema));
+    await client.query(`CREATE TABLE IF NOT EXISTS ${s}.projection_versions (projection text PRIMARY KEY, ddl_hash text NOT NULL)`);
+    for (const p of projections) {
+      const hash = createHash('sha256').update(p.ddl('schema')).digest('hex');
+      const { rows } = await client.query<{ ddl_hash: string | null }>(
+        `SELECT (SELECT ddl_hash FROM ${s}.projection_versions WHERE projection = $1) AS ddl_hash,
+                EXISTS (SELECT FROM ${s}.checkpoints WHERE projection = $1) AS projected`,
+        [p.name],
+      );
+      const { ddl_hash: known, projected } = rows[0] as { ddl_hash: string | null; projected: boolean };
+      // Tables built by a version that recorded no hash count as changed too.
+      if (known !== hash && (known !== null || projected)) {
+        for (const table of p.tables) await client.query(`DROP TABLE IF EXISTS ${s}.${ident(table)} CASCADE`);
+        await client.query(`DELETE FROM ${s}.checkpoints WHERE projection = $1`, [p.name]);
+      }
+      await client.query(p.ddl(schema));
+      await client.query(
+        `INSERT INTO ${s}.projection_versions (projection, ddl_hash) VALUES ($1, $2) ON CONFLICT (projection) DO UPDATE SET ddl_hash = excluded.ddl_hash`,
+        [p.name, hash],
+      );
+    }
+    await client.query('COMMIT');
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw error;
+  } finally {
+    client.release();
+  }
 }
 
 export class ProjectionRunner {

@@ -37,9 +37,13 @@ interface VideoChange {
   revision: string;
 }
 
+// Two tables. `videos` holds what the API shows; its indexes cover only columns that change
+// with the video's status, so the hourly update of a snapshot is a HOT update (no index
+// writes; fillfactor leaves room on the page). `video_schedule` is the scheduler's narrow
+// copy of what makes a slot due, indexed in the order a sweep takes due videos.
 export const videosProjection: Projection = {
   name: 'videos',
-  tables: ['videos'],
+  tables: ['videos', 'video_schedule'],
   ddl: (schema) => {
     const s = ident(schema);
     return `
@@ -58,7 +62,6 @@ export const videosProjection: Projection = {
       monitoring_started timestamptz NOT NULL,
       ends_at timestamptz NOT NULL,
       next_slot int NOT NULL,
-      next_slot_at timestamptz NOT NULL,
       snapshot_count int NOT NULL,
       consecutive_failures int NOT NULL,
       is_deleted boolean NOT NULL,
@@ -67,11 +70,20 @@ export const videosProjection: Projection = {
       last_updated timestamptz NOT NULL,
       ended_at timestamptz,
       revision bigint NOT NULL
-    );
+    ) WITH (fillfactor = 50);
     CREATE INDEX IF NOT EXISTS videos_list ON ${s}.videos (org_id, mode, created_at DESC, video_id);
-    CREATE INDEX IF NOT EXISTS videos_due ON ${s}.videos (next_slot_at) WHERE status = 'monitoring' AND next_slot < total_slots;
     CREATE INDEX IF NOT EXISTS videos_ending ON ${s}.videos (ends_at) WHERE status IN ('monitoring', 'paused');
-    CREATE INDEX IF NOT EXISTS videos_paused ON ${s}.videos (org_id) WHERE status = 'paused';`;
+    CREATE INDEX IF NOT EXISTS videos_paused ON ${s}.videos (org_id) WHERE status = 'paused';
+    CREATE TABLE IF NOT EXISTS ${s}.video_schedule (
+      video_id text PRIMARY KEY,
+      status text NOT NULL,
+      monitoring_started timestamptz NOT NULL,
+      next_slot int NOT NULL,
+      total_slots int NOT NULL,
+      next_slot_at timestamptz NOT NULL
+    );
+    CREATE INDEX IF NOT EXISTS video_schedule_due ON ${s}.video_schedule (next_slot_at, video_id)
+      WHERE status = 'monitoring' AND next_slot < total_slots;`;
   },
 
   async apply(client, schema, events) {
@@ -82,39 +94,65 @@ export const videosProjection: Projection = {
 
     if (created.size > 0) {
       const rows = [...created.values()];
+      const c = (key: keyof NewVideo) => rows.map((r) => r[key]);
       await client.query(
-        `INSERT INTO ${s}.videos (video_id, job_id, org_id, key_id, mode, video_link, platform, platform_id, status,
-           duration_days, total_slots, monitoring_started, ends_at, next_slot, next_slot_at, snapshot_count,
+        `WITH r AS (
+           SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
+             $9::text[], $10::int[], $11::timestamptz[], $12::int[], $13::int[], $14::int[], $15::boolean[], $16::text[],
+             $17::timestamptz[], $18::timestamptz[], $19::bigint[])
+           AS r(video_id, job_id, org_id, key_id, mode, video_link, platform, platform_id, status, duration_days,
+             monitoring_started, next_slot, snapshot_count, consecutive_failures, is_deleted, current_metadata,
+             last_updated, ended_at, revision)),
+         schedule AS (
+           INSERT INTO ${s}.video_schedule (video_id, status, monitoring_started, next_slot, total_slots, next_slot_at)
+           SELECT video_id, status, monitoring_started, next_slot, duration_days * 24, monitoring_started + next_slot * interval '1 hour' FROM r
+           ON CONFLICT (video_id) DO NOTHING)
+         INSERT INTO ${s}.videos (video_id, job_id, org_id, key_id, mode, video_link, platform, platform_id, status,
+           duration_days, total_slots, monitoring_started, ends_at, next_slot, snapshot_count,
            consecutive_failures, is_deleted, current_metadata, created_at, last_updated, ended_at, revision)
-         SELECT r.video_id, r.job_id, r.org_id, r.key_id, r.mode, r.video_link, r.platform, r.platform_id, r.status,
-           r.duration_days, r.duration_days * 24, r.monitoring_started, r.monitoring_started + r.duration_days * interval '1 day',
-           r.next_slot, r.monitoring_started + r.next_slot * interval '1 hour', r.snapshot_count,
-           r.consecutive_failures, r.is_deleted, r.current_metadata, r.monitoring_started, r.last_updated, r.ended_at, r.revision
-         FROM jsonb_to_recordset($1::jsonb) AS r(video_id text, job_id text, org_id text, key_id text, mode text,
-           video_link text, platform text, platform_id text, status text, duration_days int, monitoring_started timestamptz,
-           next_slot int, snapshot_count int, consecutive_failures int, is_deleted boolean, current_metadata jsonb,
-           last_updated timestamptz, ended_at timestamptz, revision bigint)
-         ON CONFLICT (video_id) DO NOTHING`,
-        [JSON.stringify(rows)],
+         SELECT video_id, job_id, org_id, key_id, mode, video_link, platform, platform_id, status,
+           duration_days, duration_days * 24, monitoring_started, monitoring_started + duration_days * interval '1 day',
+           next_slot, snapshot_count, consecutive_failures, is_deleted, current_metadata::jsonb, monitoring_started,
+           last_updated, ended_at, revision
+         FROM r ON CONFLICT (video_id) DO NOTHING`,
+        [
+          c('video_id'), c('job_id'), c('org_id'), c('key_id'), c('mode'), c('video_link'), c('platform'), c('platform_id'),
+          c('status'), c('duration_days'), c('monitoring_started'), c('next_slot'), c('snapshot_count'), c('consecutive_failures'),
+          c('is_deleted'), rows.map((r) => JSON.stringify(r.current_metadata)), c('last_updated'), c('ended_at'), c('revision'),
+        ],
       );
     }
     if (changed.size > 0) {
+      const rows = [...changed.values()];
+      const c = (key: keyof VideoChange) => rows.map((r) => r[key]);
       await client.query(
-        `UPDATE ${s}.videos v SET
+        `WITH c AS (
+           SELECT * FROM unnest($1::text[], $2::int[], $3::int[], $4::int[], $5::text[], $6::boolean[], $7::text[],
+             $8::timestamptz[], $9::timestamptz[], $10::bigint[])
+           AS c(video_id, snapshot_delta, next_slot, consecutive_failures, status, is_deleted, current_metadata,
+             last_updated, ended_at, revision)),
+         schedule AS (
+           UPDATE ${s}.video_schedule v SET
+             next_slot = greatest(v.next_slot, c.next_slot),
+             next_slot_at = v.monitoring_started + greatest(v.next_slot, c.next_slot) * interval '1 hour',
+             status = coalesce(c.status, v.status)
+           FROM c WHERE v.video_id = c.video_id)
+         UPDATE ${s}.videos v SET
            snapshot_count = v.snapshot_count + c.snapshot_delta,
            next_slot = greatest(v.next_slot, c.next_slot),
-           next_slot_at = v.monitoring_started + greatest(v.next_slot, c.next_slot) * interval '1 hour',
            consecutive_failures = coalesce(c.consecutive_failures, v.consecutive_failures),
            status = coalesce(c.status, v.status),
            is_deleted = coalesce(c.is_deleted, v.is_deleted),
-           current_metadata = coalesce(c.current_metadata, v.current_metadata),
+           current_metadata = coalesce(c.current_metadata::jsonb, v.current_metadata),
            last_updated = greatest(v.last_updated, c.last_updated),
            ended_at = coalesce(c.ended_at, v.ended_at),
            revision = c.revision
-         FROM jsonb_to_recordset($1::jsonb) AS c(video_id text, snapshot_delta int, next_slot int, consecutive_failures int,
-           status text, is_deleted boolean, current_metadata jsonb, last_updated timestamptz, ended_at timestamptz, revision bigint)
-         WHERE v.video_id = c.video_id AND v.revision < c.revision`,
-        [JSON.stringify([...changed.values()])],
+         FROM c WHERE v.video_id = c.video_id AND v.revision < c.revision`,
+        [
+          c('video_id'), c('snapshot_delta'), c('next_slot'), c('consecutive_failures'), c('status'), c('is_deleted'),
+          rows.map((r) => (r.current_metadata === null ? null : JSON.stringify(r.current_metadata))),
+          c('last_updated'), c('ended_at'), c('revision'),
+        ],
       );
     }
   },
@@ -171,7 +209,7 @@ function fold(event: LoggedEvent, created: Map<string, NewVideo>, changed: Map<s
       else row.snapshot_count += 1;
       row.next_slot = Math.max(row.next_slot, event.data.slot + 1);
       row.consecutive_failures = 0;
-      row.current_metadata = event.data.metadata;
+      if (event.data.metadata) row.current_metadata = event.data.metadata;
       row.last_updated = event.data.snapshotTime;
       return;
     case 'CollectionFailed':

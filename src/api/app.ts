@@ -4,9 +4,11 @@ import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Ajv } from 'ajv';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify';
+import { BatchingEventStore } from '../eventstore/batching.ts';
 import { registerAuth } from './auth.ts';
 import type { ApiDeps } from './context.ts';
 import { frameworkErrors, registerErrorHandling } from './errors.ts';
+import { UsageReads } from './read-cache.ts';
 import { usageRoutes } from './routes/usage.ts';
 import { videoRoutes } from './routes/videos.ts';
 import { Health, MAX_ID_LENGTH } from './schemas.ts';
@@ -34,7 +36,9 @@ function acceptEmptyJsonBodies(app: FastifyInstance): void {
   });
 }
 
-export async function buildApp(deps: ApiDeps, options: FastifyServerOptions = {}) {
+export async function buildApp(given: ApiDeps, options: FastifyServerOptions = {}) {
+  // Concurrent commands share commits (group commit); see eventstore/batching.ts.
+  const deps: ApiDeps = { ...given, store: new BatchingEventStore(given.store) };
   const app = Fastify({
     logger: false,
     ...options,
@@ -67,8 +71,10 @@ export async function buildApp(deps: ApiDeps, options: FastifyServerOptions = {}
       await registerAuth(api, { keys: deps.keys, failedAuthLimit: deps.failedAuthLimit ?? 100 });
       api.get('/health', health, healthHandler);
       api.get('/openapi.json', { config: { public: true }, schema: { hide: true } }, async () => app.swagger());
-      await api.register(videoRoutes(deps));
-      await api.register(usageRoutes(deps));
+      // One page of the projector, one read of an organization's usage (read-cache.ts).
+      const usage = new UsageReads(deps.pool, deps.watcher);
+      await api.register(videoRoutes(deps, usage));
+      await api.register(usageRoutes(deps, usage));
     },
     { prefix: API_PREFIX },
   );

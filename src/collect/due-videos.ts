@@ -3,8 +3,9 @@
 // stream moved on since the row was projected, the append is refused and the video is
 // decided again from its stream.
 import type { Pool } from 'pg';
-import type { KeyMode, Platform, VideoStatus } from '../domain/platform.ts';
+import type { KeyMode, Platform, VideoMetadata, VideoStatus } from '../domain/platform.ts';
 import type { VideoState } from '../domain/video.ts';
+import type { Position } from '../eventstore/port.ts';
 
 export interface VideoWork {
   video_id: string;
@@ -21,12 +22,13 @@ export interface VideoWork {
   consecutive_failures: number;
   is_deleted: boolean;
   revision: string;
+  next_slot_at: Date;
+  current_metadata: VideoMetadata;
 }
 
-const COLUMNS = `video_id, org_id, mode, platform, platform_id, video_link, status, monitoring_started, duration_days,
-  next_slot, snapshot_count, consecutive_failures, is_deleted, revision`;
-
-const DUE = `status = 'monitoring' AND next_slot < total_slots AND next_slot_at <= $1`;
+const COLUMNS = `v.video_id, v.org_id, v.mode, v.platform, v.platform_id, v.video_link, v.status, v.monitoring_started,
+  v.duration_days, v.next_slot, v.snapshot_count, v.consecutive_failures, v.is_deleted, v.revision, v.current_metadata,
+  v.monitoring_started + v.next_slot * interval '1 hour' AS next_slot_at`;
 
 export function stateOf(row: VideoWork): VideoState {
   return {
@@ -42,24 +44,44 @@ export function stateOf(row: VideoWork): VideoState {
     snapshots: row.snapshot_count,
     consecutiveFailures: row.consecutive_failures,
     isDeleted: row.is_deleted,
+    metadata: row.current_metadata,
   };
 }
 
-/** Organizations that have a slot due, the most overdue first. */
-export async function organizationsWithDueSlots(pool: Pool, now: Date, limit: number): Promise<string[]> {
-  const { rows } = await pool.query<{ org_id: string }>(
-    `SELECT org_id FROM rm.videos WHERE ${DUE} ORDER BY next_slot_at LIMIT $2`,
-    [now, limit],
-  );
-  return [...new Set(rows.map((r) => r.org_id))];
+/** Where a sweep through the due videos has got to: the last (next_slot_at, video_id) it took. */
+export interface DueCursor {
+  at: Date;
+  videoId: string;
 }
 
-export async function dueVideos(pool: Pool, now: Date, orgIds: readonly string[], limit: number): Promise<VideoWork[]> {
+/** Due videos of any organization after `cursor`, in (next_slot_at, video_id) order. */
+export async function dueVideosAfter(pool: Pool, now: Date, cursor: DueCursor | null, limit: number): Promise<VideoWork[]> {
   const { rows } = await pool.query<VideoWork>(
-    `SELECT ${COLUMNS} FROM rm.videos WHERE ${DUE} AND org_id = ANY($2::text[]) ORDER BY next_slot_at LIMIT $3`,
-    [now, orgIds, limit],
+    `SELECT ${COLUMNS} FROM rm.video_schedule s JOIN rm.videos v USING (video_id)
+     WHERE s.status = 'monitoring' AND s.next_slot < s.total_slots AND s.next_slot_at <= $1
+       AND ($2::timestamptz IS NULL OR (s.next_slot_at, s.video_id) > ($2::timestamptz, $3::text))
+     ORDER BY s.next_slot_at, s.video_id LIMIT $4`,
+    [now, cursor?.at ?? null, cursor?.videoId ?? '', limit],
   );
   return rows;
+}
+
+/**
+ * Money each organization can still spend (balance minus recorded but uncharged usage),
+ * read in one statement with the usage projection's checkpoint: the figures are exactly
+ * those of the events up to that position.
+ */
+export async function fundsAtCheckpoint(pool: Pool, orgIds: readonly string[]): Promise<{ funds: Map<string, number>; position: Position | null }> {
+  const { rows } = await pool.query<{ org_id: string | null; available: string | null; commit_position: string | null; prepare_position: string | null }>(
+    `WITH c AS (SELECT commit_position, prepare_position FROM rm.checkpoints WHERE projection = 'usage'
+                UNION ALL SELECT NULL, NULL LIMIT 1)
+     SELECT c.commit_position, c.prepare_position, u.org_id, u.balance - (u.live_cost - u.total_charged) AS available
+     FROM c LEFT JOIN rm.usage u ON u.org_id = ANY($1::text[])`,
+    [orgIds],
+  );
+  const first = rows[0];
+  const position = first?.commit_position ? { commit: BigInt(first.commit_position), prepare: BigInt(first.prepare_position!) } : null;
+  return { funds: new Map(rows.filter((r) => r.org_id !== null).map((r) => [r.org_id!, Number(r.available)])), position };
 }
 
 /**
@@ -68,10 +90,10 @@ export async function dueVideos(pool: Pool, now: Date, orgIds: readonly string[]
  */
 export async function endedVideos(pool: Pool, now: Date, limit: number): Promise<VideoWork[]> {
   const { rows } = await pool.query<VideoWork>(
-    `SELECT ${COLUMNS} FROM rm.videos
-     WHERE status IN ('monitoring', 'paused') AND ends_at <= $1
-       AND (status = 'paused' OR next_slot >= total_slots OR ends_at + interval '1 hour' <= $1)
-     ORDER BY ends_at LIMIT $2`,
+    `SELECT ${COLUMNS} FROM rm.videos v
+     WHERE v.status IN ('monitoring', 'paused') AND v.ends_at <= $1
+       AND (v.status = 'paused' OR v.next_slot >= v.total_slots OR v.ends_at + interval '1 hour' <= $1)
+     ORDER BY v.ends_at LIMIT $2`,
     [now, limit],
   );
   return rows;
@@ -80,7 +102,7 @@ export async function endedVideos(pool: Pool, now: Date, limit: number): Promise
 /** Paused videos that can still run, per organization, oldest first. */
 export async function pausedVideos(pool: Pool, now: Date, limit: number): Promise<VideoWork[]> {
   const { rows } = await pool.query<VideoWork>(
-    `SELECT ${COLUMNS} FROM rm.videos WHERE status = 'paused' AND ends_at > $1 ORDER BY org_id, monitoring_started LIMIT $2`,
+    `SELECT ${COLUMNS} FROM rm.videos v WHERE v.status = 'paused' AND v.ends_at > $1 ORDER BY v.org_id, v.monitoring_started LIMIT $2`,
     [now, limit],
   );
   return rows;

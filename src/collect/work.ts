@@ -11,8 +11,9 @@ import type { ProjectionWatcher } from '../../projections/watcher.ts';
 import type { Collector, FetchResult } from './collector.ts';
 import type { CollectorSet } from './collectors.ts';
 import { applyDecisions, type AppliedDecisions, type Decision } from './decisions.ts';
-import { availableFunds, dueVideos, endedVideos, organizationsWithDueSlots, pausedVideos, unchargedOrganizations, type VideoWork } from './due-videos.ts';
+import { availableFunds, endedVideos, pausedVideos, unchargedOrganizations, type VideoWork } from './due-videos.ts';
 import { leaseOrganizations, releaseOrganizations } from './leases.ts';
+import { sweepDue } from './collect-sweep.ts';
 
 export interface WorkDeps {
   pool: Pool;
@@ -38,36 +39,20 @@ async function settle(deps: WorkDeps, applied: AppliedDecisions): Promise<Applie
   return applied;
 }
 
-/** One round of collection: due slots of leased organizations, paid for or paused. */
-export async function collectDue(deps: WorkDeps): Promise<AppliedDecisions & { claimed: number }> {
-  const now = deps.clock.now();
-  const orgs = await leaseOrganizations(deps.pool, deps.holder, await organizationsWithDueSlots(deps.pool, now, deps.batchSize), 1000);
-  try {
-    const due = (await dueVideos(deps.pool, now, orgs, deps.batchSize)).filter((v) => (retryAt.get(v.video_id) ?? 0) <= now.getTime());
-    const funds = await availableFunds(deps.pool, orgs);
-    const toCollect: VideoWork[] = [];
-    const decisions: Decision[] = [];
-    for (const video of due) {
-      if (video.mode === 'live') {
-        const available = funds.get(video.org_id) ?? 0;
-        if (available < SNAPSHOT_PRICE) {
-          decisions.push({ video, command: { type: 'Pause', now } });
-          continue;
-        }
-        funds.set(video.org_id, available - SNAPSHOT_PRICE);
-      }
-      toCollect.push(video);
-    }
-    const results = await collectAll(deps.collectors, toCollect);
-    toCollect.forEach((video, i) => {
-      const command = commandFor(video, results[i]!, now);
-      if (command) decisions.push({ video, command });
-    });
-    const applied = await settle(deps, await applyDecisions(deps.store, decisions));
-    return { ...applied, claimed: due.length };
-  } finally {
-    await releaseOrganizations(deps.pool, deps.holder, orgs);
-  }
+/** One sweep of collection: every due slot of the organizations this scheduler leases, paid for or paused. */
+export function collectDue(deps: WorkDeps): Promise<AppliedDecisions & { claimed: number }> {
+  return sweepDue(deps, {
+    ready: (video, now) => (retryAt.get(video.video_id) ?? 0) <= now.getTime(),
+    async decide(videos, now) {
+      const results = await collectAll(deps.collectors, videos);
+      const decisions: Decision[] = [];
+      videos.forEach((video, i) => {
+        const command = commandFor(video, results[i]!, now);
+        if (command) decisions.push({ video, command });
+      });
+      return decisions;
+    },
+  });
 }
 
 /** Each collector gets its videos in one call (it batches as its platform allows). */
@@ -75,7 +60,9 @@ async function collectAll(collectors: CollectorSet, videos: VideoWork[]): Promis
   const groups = new Map<Collector, number[]>();
   videos.forEach((video, i) => {
     const collector = collectors.forVideo(video.mode, video.platform);
-    groups.set(collector, [...(groups.get(collector) ?? []), i]);
+    const group = groups.get(collector);
+    if (group) group.push(i);
+    else groups.set(collector, [i]);
   });
   const results: FetchResult[] = new Array(videos.length);
   await Promise.all(

@@ -9,7 +9,7 @@ import type { KeyMode } from '../domain/platform.ts';
 import { streamIdOfTrackingClaim, type TrackingClaimed } from '../domain/tracking-claim.ts';
 import { streamIdOfVideo, type VideoTracked } from '../domain/video.ts';
 import { WrongExpectedRevision, type EventStore, type Position, type RecordedEvent } from '../eventstore/port.ts';
-import { readUsage } from '../../projections/queries.ts';
+import { readUsage, type UsageRow } from '../../projections/queries.ts';
 import { videoDecider } from './deciders.ts';
 import { loadState } from './handle.ts';
 import { jobIdOf, newId, snapshotIdOf, uuidFromName } from './ids.ts';
@@ -44,6 +44,8 @@ export interface TrackDeps {
   pool: Pool;
   collectors: CollectorSet;
   clock: Clock;
+  /** The organization's usage from the read models (default: read from `pool`; the API reads it once per projector page). */
+  readUsage?: (orgId: string) => Promise<UsageRow | null>;
 }
 
 /** A claim whose video never appeared (a crash between the two appends) lapses after this (service time). */
@@ -72,7 +74,7 @@ export async function trackVideo(deps: TrackDeps, request: TrackRequest): Promis
   const cost = estimatedCost(request.durationDays);
   let availableFunds = 0;
   if (mode === 'live') {
-    const usage = await readUsage(deps.pool, orgId);
+    const usage = await (deps.readUsage ? deps.readUsage(orgId) : readUsage(deps.pool, orgId));
     availableFunds = usage ? usage.balance - usage.uncharged : 0;
     if (availableFunds < cost) return { kind: 'insufficient_balance', balance: availableFunds, estimatedCost: cost };
   }

@@ -217,6 +217,11 @@ async function startServer(
     listen_addresses: '127.0.0.1',
     // TCP only: no socket files in /tmp to collide or go stale.
     unix_socket_directories: '',
+    // The workload is a stream of batched appends and set-based updates: fewer, later
+    // checkpoints mean fewer full-page images in the WAL, and compressing those that remain
+    // costs less than writing them.
+    max_wal_size: '4GB',
+    checkpoint_timeout: '15min',
     ...options.settings,
   };
   const args = ['-D', clusterDir, '-p', String(port)];

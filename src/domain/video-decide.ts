@@ -73,7 +73,7 @@ export function decideVideo(command: VideoCommand, state: VideoState): VideoEven
             snapshotTime: at,
             provider: s.provider,
             metrics: s.metrics,
-            metadata: s.metadata,
+            ...(sameMetadata(s.metadata, state.metadata) ? {} : { metadata: s.metadata }),
             price: mode === 'live' ? SNAPSHOT_PRICE : 0,
           },
         },
@@ -164,9 +164,14 @@ function track(command: Extract<VideoCommand, { type: 'Track' }>, state: VideoSt
         snapshotTime: at,
         provider: s.provider,
         metrics: s.metrics,
-        metadata: s.metadata,
+        // The metadata is the VideoTracked event's: slot 0 does not repeat it.
         price: mode === 'live' ? SNAPSHOT_PRICE : 0,
       },
     },
   ];
+}
+
+/** Metadata is written to the log only when it changes: most hours it does not. */
+function sameMetadata(a: VideoMetadata, b: VideoMetadata): boolean {
+  return a.title === b.title && a.creator === b.creator && a.description === b.description;
 }

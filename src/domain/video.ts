@@ -31,7 +31,8 @@ export type SnapshotRecorded = {
     snapshotTime: string;
     provider: string;
     metrics: Metrics;
-    metadata: VideoMetadata;
+    /** Present only when the platform's metadata differs from the video's current metadata. */
+    metadata?: VideoMetadata;
     /** What this snapshot costs the organization: the snapshot price in live mode, 0 in test mode. */
     price: Micros;
   };
@@ -92,6 +93,7 @@ export type VideoState =
       snapshots: number;
       consecutiveFailures: number;
       isDeleted: boolean;
+      metadata: VideoMetadata;
     };
 
 export const initialVideoState: VideoState = { exists: false };
@@ -133,6 +135,7 @@ export function evolveVideo(state: VideoState, event: VideoEvent): VideoState {
       snapshots: 0,
       consecutiveFailures: 0,
       isDeleted: false,
+      metadata: d.metadata,
     };
   }
   if (!state.exists) return state;
@@ -143,6 +146,7 @@ export function evolveVideo(state: VideoState, event: VideoEvent): VideoState {
         nextSlot: Math.max(state.nextSlot, event.data.slot + 1),
         snapshots: state.snapshots + 1,
         consecutiveFailures: 0,
+        metadata: event.data.metadata ?? state.metadata,
       };
     case 'CollectionFailed':
       return {

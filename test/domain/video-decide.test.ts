@@ -82,7 +82,6 @@ function snapshotRecorded(slot: number, mode: KeyMode = 'live', when = slot * HO
       snapshotTime: iso(when),
       provider: s.provider,
       metrics: s.metrics,
-      metadata: s.metadata,
       price: mode === 'live' ? 15_000 : 0,
     },
   };
@@ -149,6 +148,7 @@ describe('Track', () => {
       snapshots: 1,
       consecutiveFailures: 0,
       isDeleted: false,
+      metadata,
     });
   });
 
@@ -216,6 +216,18 @@ describe('RecordSnapshot', () => {
 
   it('prices the snapshot at 0 in test mode', () => {
     given(tracked(1, 'test')).when(recordSnapshot(1)).then([snapshotRecorded(1, 'test')]);
+  });
+
+  it('writes the metadata only when it differs from the current one, which it then becomes', () => {
+    const renamed = { ...metadata, title: 'A better title' };
+    const command: VideoCommand = { type: 'RecordSnapshot', slot: 1, snapshot: { ...collected(1), metadata: renamed }, now: at(HOUR_MS) };
+    const changed = snapshotRecorded(1);
+    const { state } = given(tracked()).when(command).then([{ ...changed, data: { ...changed.data, metadata: renamed } } as VideoEvent]);
+    assert.ok(state.exists);
+    assert.deepEqual(state.metadata, renamed);
+    given([...tracked(), { ...changed, data: { ...changed.data, metadata: renamed } } as VideoEvent])
+      .when({ ...command, slot: 2, snapshot: { ...collected(2), metadata: renamed }, now: at(2 * HOUR_MS) })
+      .then([snapshotRecorded(2)]);
   });
 
   it('is a no-op for a slot already recorded (a second collector saw the same slot)', () => {

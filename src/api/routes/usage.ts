@@ -1,12 +1,12 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { readUsage } from '../../../projections/queries.ts';
 import type { ApiDeps } from '../context.ts';
 import { presentUsage } from '../present.ts';
+import type { UsageReads } from '../read-cache.ts';
 import { ErrorBody, Usage } from '../schemas.ts';
 
-export const usageRoutes = (deps: ApiDeps): FastifyPluginAsyncTypebox => async (app) => {
+export const usageRoutes = (_deps: ApiDeps, usage: UsageReads): FastifyPluginAsyncTypebox => async (app) => {
   app.get('/usage', { schema: { response: { 200: Usage, 401: ErrorBody, 429: ErrorBody } } }, async (request) => {
     const caller = request.caller!;
-    return presentUsage(await readUsage(deps.pool, caller.orgId), caller.mode);
+    return presentUsage(await usage.read(caller.orgId), caller.mode);
   });
 };

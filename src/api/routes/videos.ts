@@ -9,7 +9,8 @@ import { listVideos, readSnapshots, readVideo, type VideoRow } from '../../../pr
 import { awaitProjection, type ApiDeps } from '../context.ts';
 import { HttpError, invalidRequest } from '../errors.ts';
 import type { Caller } from '../auth.ts';
-import { presentListedVideo, presentVideoDetail } from '../present.ts';
+import { daysRemaining, presentListedVideo, presentVideoDetail } from '../present.ts';
+import { NumberTemplate, PositionCache, daysHole, daysPlaceholder, sendJson, type UsageReads } from '../read-cache.ts';
 import { ErrorBody, ListQuery, StopResult, TrackBody, TrackedVideo, VideoDetail, VideoList, VideoParams } from '../schemas.ts';
 
 /** The error statuses each route can answer with, for serialization and the OpenAPI document. */
@@ -21,14 +22,34 @@ const errorsOf = (...statuses: number[]) => Object.fromEntries(statuses.map((sta
  */
 const POSSIBLE_ID = /^[\x21-\x7e]{1,200}$/;
 
-export const videoRoutes = (deps: ApiDeps): FastifyPluginAsyncTypebox => async (app) => {
+/** A video's GET answer as of a position: its row (owner, clock-dependent fields) and its body. */
+interface CachedDetail {
+  video: VideoRow;
+  body: NumberTemplate;
+}
+
+/** A list answer as of a position: its rows and its body. */
+interface CachedList {
+  rows: VideoRow[];
+  body: NumberTemplate;
+}
+
+export const videoRoutes = (deps: ApiDeps, usage: UsageReads): FastifyPluginAsyncTypebox => async (app) => {
+  // 720 snapshots make a body of about 150 kB: a few hundred such videos.
+  const details = new PositionCache<CachedDetail>(64 * 2 ** 20);
+  const lists = new PositionCache<CachedList>(32 * 2 ** 20);
+  const trackDeps = { ...deps, readUsage: (orgId: string) => usage.read(orgId) };
+
   /** The caller's video, or the spec's 404/403. A test key's world holds only test-mode videos. */
-  async function ownVideo(caller: Caller, id: string): Promise<VideoRow> {
-    const video = POSSIBLE_ID.test(id) ? await readVideo(deps.pool, id) : null;
+  function checkOwner(caller: Caller, video: VideoRow | null): VideoRow {
     if (!video) throw new HttpError(404, { error: 'Video not found' });
     if (video.org_id !== caller.orgId) throw new HttpError(403, { error: 'Access denied' });
     if (video.mode !== caller.mode) throw new HttpError(404, { error: 'Video not found' });
     return video;
+  }
+
+  async function ownVideo(caller: Caller, id: string): Promise<VideoRow> {
+    return checkOwner(caller, POSSIBLE_ID.test(id) ? await readVideo(deps.pool, id) : null);
   }
 
   app.post('/videos/track', { schema: { body: TrackBody, response: { 201: TrackedVideo, ...errorsOf(400, 401, 402, 404, 409, 429, 500, 502) } } }, async (request, reply) => {
@@ -40,7 +61,7 @@ export const videoRoutes = (deps: ApiDeps): FastifyPluginAsyncTypebox => async (
       throw invalidRequest([{ field: 'Idempotency-Key', message: 'Idempotency-Key must be 1 to 255 characters' }]);
     }
     const durationDays = request.body.duration_days;
-    const outcome = await trackVideo(deps, { orgId: caller.orgId, keyId: caller.keyId, mode: caller.mode, link, durationDays, idempotencyKey });
+    const outcome = await trackVideo(trackDeps, { orgId: caller.orgId, keyId: caller.keyId, mode: caller.mode, link, durationDays, idempotencyKey });
     switch (outcome.kind) {
       case 'tracked':
       case 'repeated': {
@@ -80,20 +101,48 @@ export const videoRoutes = (deps: ApiDeps): FastifyPluginAsyncTypebox => async (
     }
   });
 
-  app.get('/videos', { schema: { querystring: ListQuery, response: { 200: VideoList, ...errorsOf(400, 401, 429) } } }, async (request) => {
+  app.get('/videos', { schema: { querystring: ListQuery, response: { 200: VideoList, ...errorsOf(400, 401, 429) } } }, async (request, reply) => {
     const caller = request.caller!;
     const { platform, status, limit = 50 } = request.query;
     if (platform !== undefined && !(PLATFORMS as readonly string[]).includes(platform)) {
       throw new HttpError(400, { error: 'Invalid platform', valid_platforms: [...PLATFORMS] });
     }
-    const rows = await listVideos(deps.pool, { orgId: caller.orgId, mode: caller.mode, platform, status, limit });
+    // Taken before the read: what the read returns is at least this new.
+    const position = deps.watcher.position;
+    const key = `${caller.orgId}\n${caller.mode}\n${platform ?? ''}\n${status ?? ''}\n${limit}`;
+    let cached = position ? lists.get(key, position) : undefined;
+    if (!cached) {
+      const rows = await listVideos(deps.pool, { orgId: caller.orgId, mode: caller.mode, platform, status, limit });
+      const now = deps.clock.now();
+      if (!position) return { videos: rows.map((v) => presentListedVideo(v, now)), total: rows.length, limit };
+      const json = reply.serialize({ videos: rows.map((v, i) => ({ ...presentListedVideo(v, now), days_remaining: daysPlaceholder(i) })), total: rows.length, limit }) as string;
+      const body = NumberTemplate.from(json, rows.map((_, i) => daysHole(i)), rows.map((v) => daysRemaining(v, now)));
+      if (!body) return { videos: rows.map((v) => presentListedVideo(v, now)), total: rows.length, limit };
+      cached = { rows, body };
+      lists.set(key, position, cached, body.bytes);
+    }
     const now = deps.clock.now();
-    return { videos: rows.map((v) => presentListedVideo(v, now)), total: rows.length, limit };
+    return sendJson(reply, cached.body.render(cached.rows.map((v) => daysRemaining(v, now))));
   });
 
-  app.get('/videos/:id', { schema: { params: VideoParams, response: { 200: VideoDetail, ...errorsOf(401, 403, 404, 429) } } }, async (request) => {
-    const video = await ownVideo(request.caller!, request.params.id);
-    return presentVideoDetail(video, await readSnapshots(deps.pool, video.video_id), deps.clock.now());
+  app.get('/videos/:id', { schema: { params: VideoParams, response: { 200: VideoDetail, ...errorsOf(401, 403, 404, 429) } } }, async (request, reply) => {
+    const caller = request.caller!;
+    const id = request.params.id;
+    const position = deps.watcher.position;
+    let cached = position ? details.get(id, position) : undefined;
+    if (!cached) {
+      const video = await ownVideo(caller, id);
+      const snapshots = await readSnapshots(deps.pool, video.video_id);
+      const now = deps.clock.now();
+      if (!position) return presentVideoDetail(video, snapshots, now);
+      const json = reply.serialize({ ...presentVideoDetail(video, snapshots, now), days_remaining: daysPlaceholder(0) }) as string;
+      const body = NumberTemplate.from(json, [daysHole(0)], [daysRemaining(video, now)]);
+      if (!body) return presentVideoDetail(video, snapshots, now);
+      cached = { video, body };
+      details.set(video.video_id, position, cached, body.bytes);
+    }
+    const video = checkOwner(caller, cached.video);
+    return sendJson(reply, cached.body.render([daysRemaining(video, deps.clock.now())]));
   });
 
   app.post('/videos/:id/stop', { schema: { params: VideoParams, response: { 200: StopResult, ...errorsOf(400, 401, 403, 404, 429) } } }, async (request) => {
