@@ -13,9 +13,10 @@ export function checkpointsDdl(schema: string): string {
   );`;
 }
 
-export async function readCheckpoints(db: Pool | PoolClient, schema: string, names: readonly string[]): Promise<Map<string, Position | null>> {
+/** `lock`: inside a transaction, hold the rows until it ends (a rebuild's swap waits for it). */
+export async function readCheckpoints(db: Pool | PoolClient, schema: string, names: readonly string[], lock = false): Promise<Map<string, Position | null>> {
   const { rows } = await db.query<{ projection: string; commit_position: string | null; prepare_position: string | null }>(
-    `SELECT projection, commit_position, prepare_position FROM ${ident(schema)}.checkpoints WHERE projection = ANY($1::text[])`,
+    `SELECT projection, commit_position, prepare_position FROM ${ident(schema)}.checkpoints WHERE projection = ANY($1::text[])${lock ? ' FOR UPDATE' : ''}`,
     [names],
   );
   const result = new Map<string, Position | null>(names.map((n) => [n, null]));

@@ -26,6 +26,13 @@ export interface RunnerOptions {
 
 const RETRY_MS = 1_000;
 
+/** The stored checkpoint of a projection is not the one this runner wrote last. */
+export class CheckpointMoved extends Error {
+  constructor(readonly projection: string) {
+    super(`the checkpoint of projection ${projection} moved (a rebuild was swapped in); starting again from it`);
+  }
+}
+
 /**
  * Creates the read models' tables. A projection whose table definitions changed since its
  * tables were made (a new version of the code) loses its tables and checkpoint here, so the
@@ -166,6 +173,15 @@ export class ProjectionRunner {
     const last = page[page.length - 1]!.position;
     await client.query('BEGIN');
     try {
+      // A rebuild may have swapped fresh tables in, with checkpoints of their own: then this
+      // runner's copy is stale and it starts again from the ones in the database.
+      const stored = await readCheckpoints(client, schema, this.projections.map((p) => p.name), true);
+      for (const [name, position] of stored) {
+        const mine = checkpoints.get(name) ?? null;
+        if ((position === null) !== (mine === null) || (position && mine && comparePositions(position, mine) !== 0)) {
+          throw new CheckpointMoved(name);
+        }
+      }
       const advanced: string[] = [];
       for (const projection of this.projections) {
         const checkpoint = checkpoints.get(projection.name) ?? null;

@@ -32,7 +32,7 @@ interface VideoChange {
   status: string | null;
   is_deleted: boolean | null;
   current_metadata: unknown;
-  last_updated: string;
+  last_updated: string | null;
   ended_at: string | null;
   revision: string;
 }
@@ -198,7 +198,8 @@ function fold(event: LoggedEvent, created: Map<string, NewVideo>, changed: Map<s
       status: null,
       is_deleted: null,
       current_metadata: null,
-      last_updated: event.recordedAt.toISOString(),
+      // Only what the events say: the time they were recorded would make a rebuild differ.
+      last_updated: null,
       ended_at: null,
       revision: '0',
     });

@@ -23,11 +23,15 @@ const count = pages.reduce((a, p) => a + p.length, 0);
 console.log(`read ${count} events in ${readMs.toFixed(0)} ms => ${(count/readMs*1000).toFixed(0)}/s`);
 const T: Record<string, number> = {};
 const client = await svc.pool.connect();
+const Q: Record<string, number> = {};
+const orig = client.query.bind(client);
+(client as any).query = async (q: any, p?: any) => { const t0 = performance.now(); try { return await orig(q, p); } finally { const k = String(q).replace(/\s+/g, ' ').slice(0, 60); Q[k] = (Q[k] ?? 0) + performance.now() - t0; } };
 for (const page of pages) {
   await client.query('BEGIN');
   for (const p of projections) { const t0 = performance.now(); await p.apply(client, 'rb', page as any); T[p.name] = (T[p.name] ?? 0) + performance.now() - t0; }
   const t1 = performance.now(); await client.query('COMMIT'); T.commit = (T.commit ?? 0) + performance.now() - t1;
 }
 client.release();
+console.log(Object.entries(Q).map(([k, v]) => `${Math.round(v)} ${k}`).join('\n'));
 console.log(Object.fromEntries(Object.entries(T).map(([k, v]) => [k, Math.round(v)])));
 await svc.close(); await server.stop();

@@ -1,50 +1,117 @@
-// Group commit for single-stream appends. With PostgreSQL every appending transaction
-// NOTIFYs its readers, and PostgreSQL serializes the commits of NOTIFYing transactions
-// (one global lock held through the commit's WAL flush): concurrent appends, one
-// transaction each, queue behind that lock. Here appends that arrive while a batch is
-// being written wait and go together in the next one, through the port's appendMany: one
-// statement, one commit, one notification for all of them. Alone, an append is written at
-// once, so nothing waits when there is no queue.
+// Group commit for single-stream appends, and grouped reads of single streams, for a
+// process that handles many commands at once (the API).
 //
-// Each append keeps its own meaning: appendMany is atomic per stream and checks each
-// stream's expected revision on its own, so a conflict fails that append only, as it
-// would have alone. A stream appears at most once per batch (a second append to it waits
-// for the next batch, where it sees the first). When a batch fails as a whole (say one
-// append's data cannot be stored), its appends are written one by one, so only the one at
-// fault fails.
-import type { AppendResult, BatchAppendResult, EventData, EventStore, ExpectedRevision, Position, RecordedEvent, StreamAppend, SubscribeOptions } from './port.ts';
+// Appends. With PostgreSQL every appending transaction NOTIFYs its readers, and PostgreSQL
+// serializes the commits of NOTIFYing transactions (one global lock, held through the
+// commit's WAL flush): concurrent appends, one transaction each, queue behind that lock.
+// Here appends that arrive while a batch is being written wait and go together in the next
+// one, through the port's appendMany: one statement, one commit, one notification for all
+// of them. Each append keeps its own meaning: appendMany is atomic per stream and checks each
+// stream's expected revision on its own, so a conflict fails that append only, as it would
+// have alone. A stream appears at most once per batch (a second append to it waits for the
+// next batch, where it sees the first). When a batch fails as a whole (say one append's data
+// cannot be stored), its appends are written one by one, so only the one at fault fails.
+//
+// Reads. Every command reads its stream first: reads that arrive while a read is under way
+// go together in the next one (the adapter's readStreams), one round trip for all. A read
+// still returns the stream as it stood at some moment between its call and its answer.
+//
+// Alone, an append or a read goes at once, so nothing waits when there is no queue.
 import type { Observable } from 'rxjs';
+import type { AppendResult, BatchAppendResult, EventData, EventStore, ExpectedRevision, Position, RecordedEvent, StreamAppend, SubscribeOptions } from './port.ts';
 
-interface Pending {
-  append: StreamAppend;
-  resolve(result: AppendResult): void;
+interface Waiting<Input, Output> {
+  input: Input;
+  resolve(output: Output): void;
   reject(error: unknown): void;
 }
 
+/**
+ * Runs `write` on what is queued, one batch at a time; items keyed alike (when `keyOf` is
+ * given) go in different batches. While a batch is under way, new items queue for the next.
+ */
+class Batcher<Input, Output> {
+  private queue: Waiting<Input, Output>[] = [];
+  /** Set and cleared inside drain() itself, so that no item can slip in unseen as it ends. */
+  private draining = false;
+  private drained: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly maxBatch: number,
+    private readonly keyOf: ((input: Input) => string) | null,
+    private readonly write: (batch: Waiting<Input, Output>[]) => Promise<void>,
+  ) {}
+
+  push(input: Input): Promise<Output> {
+    return new Promise<Output>((resolve, reject) => {
+      this.queue.push({ input, resolve, reject });
+      if (!this.draining) this.drained = this.drain();
+    });
+  }
+
+  async idle(): Promise<void> {
+    while (this.draining) await this.drained;
+  }
+
+  private async drain(): Promise<void> {
+    this.draining = true;
+    try {
+      while (this.queue.length > 0) {
+        const batch = this.nextBatch();
+        try {
+          await this.write(batch);
+        } catch (error) {
+          for (const item of batch) item.reject(error);
+        }
+      }
+    } finally {
+      this.draining = false;
+    }
+  }
+
+  /** The oldest items, one per key, up to maxBatch; the rest stay queued in order. */
+  private nextBatch(): Waiting<Input, Output>[] {
+    const batch: Waiting<Input, Output>[] = [];
+    const keys = new Set<string>();
+    const later: Waiting<Input, Output>[] = [];
+    for (const item of this.queue) {
+      const key = this.keyOf?.(item.input);
+      if (batch.length < this.maxBatch && (key === undefined || !keys.has(key))) {
+        if (key !== undefined) keys.add(key);
+        batch.push(item);
+      } else later.push(item);
+    }
+    this.queue = later;
+    return batch;
+  }
+}
+
 export interface BatchingOptions {
-  /** Most appends in one batch (default 500). */
+  /** Most appends, or streams read, in one batch (default 500). */
   maxBatch?: number;
 }
 
 export class BatchingEventStore implements EventStore {
-  private queue: Pending[] = [];
-  /** Set and cleared inside drain() itself, so that no append can slip in as it ends unseen. */
-  private draining = false;
-  private drained: Promise<void> = Promise.resolve();
-  private readonly maxBatch: number;
+  private readonly appends: Batcher<StreamAppend, AppendResult>;
+  private readonly reads: Batcher<string, RecordedEvent[]> | null;
 
   constructor(
     private readonly inner: EventStore,
     options: BatchingOptions = {},
   ) {
-    this.maxBatch = options.maxBatch ?? 500;
+    const maxBatch = options.maxBatch ?? 500;
+    this.appends = new Batcher(maxBatch, (append) => append.streamId, (batch) => this.writeAppends(batch));
+    const readStreams = inner.readStreams?.bind(inner);
+    this.reads = readStreams
+      ? new Batcher(maxBatch, null, async (batch) => {
+          const streams = await readStreams([...new Set(batch.map((item) => item.input))]);
+          for (const item of batch) item.resolve([...(streams.get(item.input) ?? [])]);
+        })
+      : null;
   }
 
   append(streamId: string, events: readonly EventData[], expectedRevision: ExpectedRevision): Promise<AppendResult> {
-    return new Promise<AppendResult>((resolve, reject) => {
-      this.queue.push({ append: { streamId, events, expectedRevision }, resolve, reject });
-      if (!this.draining) this.drained = this.drain();
-    });
+    return this.appends.push({ streamId, events, expectedRevision });
   }
 
   appendMany(appends: readonly StreamAppend[]): Promise<BatchAppendResult[]> {
@@ -52,7 +119,12 @@ export class BatchingEventStore implements EventStore {
   }
 
   readStream(streamId: string): Promise<RecordedEvent[]> {
-    return this.inner.readStream(streamId);
+    return this.reads ? this.reads.push(streamId) : this.inner.readStream(streamId);
+  }
+
+  readStreams(streamIds: readonly string[]): Promise<Map<string, RecordedEvent[]>> {
+    if (this.inner.readStreams) return this.inner.readStreams(streamIds);
+    return Promise.all(streamIds.map(async (id) => [id, await this.inner.readStream(id)] as const)).then((pairs) => new Map(pairs));
   }
 
   subscribeAll(from: Position | null, options?: SubscribeOptions): Observable<RecordedEvent[]> {
@@ -63,43 +135,26 @@ export class BatchingEventStore implements EventStore {
     return this.inner.headPosition();
   }
 
-  /** Waits for the appends already asked for, then closes the store underneath. */
+  countEvents(): Promise<number> {
+    return this.inner.countEvents();
+  }
+
+  /** Waits for the appends and reads already asked for, then closes the store underneath. */
   async close(): Promise<void> {
-    while (this.draining) await this.drained;
+    await Promise.all([this.appends.idle(), this.reads?.idle()]);
     await this.inner.close();
   }
 
-  /** Writes batches until the queue is empty; the flag drops in the same step as the last look at the queue. */
-  private async drain(): Promise<void> {
-    this.draining = true;
+  private async writeAppends(batch: Waiting<StreamAppend, AppendResult>[]): Promise<void> {
+    let outcomes: BatchAppendResult[];
     try {
-      while (this.queue.length > 0) {
-        const batch = this.nextBatch();
-        try {
-          const results = await this.inner.appendMany(batch.map((p) => p.append));
-          results.forEach((outcome, i) => (outcome.ok ? batch[i]!.resolve(outcome.result) : batch[i]!.reject(outcome.conflict)));
-        } catch (error) {
-          if (batch.length === 1) batch[0]!.reject(error);
-          else await Promise.all(batch.map((p) => this.inner.append(p.append.streamId, p.append.events, p.append.expectedRevision).then(p.resolve, p.reject)));
-        }
-      }
-    } finally {
-      this.draining = false;
+      outcomes = await this.inner.appendMany(batch.map((item) => item.input));
+    } catch (error) {
+      if (batch.length === 1) throw error;
+      // One by one: only the append at fault fails.
+      await Promise.all(batch.map(({ input, resolve, reject }) => this.inner.append(input.streamId, input.events, input.expectedRevision).then(resolve, reject)));
+      return;
     }
-  }
-
-  /** The oldest appends, one per stream, up to maxBatch; the rest stay queued in order. */
-  private nextBatch(): Pending[] {
-    const batch: Pending[] = [];
-    const streams = new Set<string>();
-    const later: Pending[] = [];
-    for (const pending of this.queue) {
-      if (batch.length < this.maxBatch && !streams.has(pending.append.streamId)) {
-        streams.add(pending.append.streamId);
-        batch.push(pending);
-      } else later.push(pending);
-    }
-    this.queue = later;
-    return batch;
+    outcomes.forEach((outcome, i) => (outcome.ok ? batch[i]!.resolve(outcome.result) : batch[i]!.reject(outcome.conflict)));
   }
 }

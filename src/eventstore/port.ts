@@ -73,6 +73,11 @@ export interface EventStore {
   /** All events of a stream in revision order; [] when the stream does not exist. */
   readStream(streamId: string): Promise<RecordedEvent[]>;
   /**
+   * Several streams in one round trip (optional: an adapter without it is read stream by
+   * stream). Each stream's events in revision order; a missing stream maps to [].
+   */
+  readStreams?(streamIds: readonly string[]): Promise<Map<string, RecordedEvent[]>>;
+  /**
    * Every event after `from` (exclusive; null = from the start) in global
    * order, as pages, and then live as they are committed. Never skips an
    * event, even one whose transaction commits after a later one.
@@ -80,6 +85,8 @@ export interface EventStore {
   subscribeAll(from: Position | null, options?: SubscribeOptions): Observable<RecordedEvent[]>;
   /** Position of the newest event visible to readers (null when the log is empty). */
   headPosition(): Promise<Position | null>;
+  /** How many events the log holds (an estimate is fine): progress bars and ETAs only. */
+  countEvents(): Promise<number>;
   close(): Promise<void>;
 }
 

@@ -81,6 +81,17 @@ export class PostgresEventStore implements EventStore {
     return rows.map(toRecordedEvent);
   }
 
+  async readStreams(streamIds: readonly string[]): Promise<Map<string, RecordedEvent[]>> {
+    this.assertOpen();
+    const streams = new Map<string, RecordedEvent[]>(streamIds.map((id) => [id, []]));
+    const { rows } = await this.pool.query<EventRow>(
+      `select ${EVENT_COLUMNS} from es.events where stream_id = any($1::text[]) order by es.events.stream_id, es.events.revision`,
+      [[...streams.keys()]],
+    );
+    for (const row of rows) streams.get(row.stream_id)!.push(toRecordedEvent(row));
+    return streams;
+  }
+
   async headPosition(): Promise<Position | null> {
     this.assertOpen();
     const { rows } = await this.pool.query<{ transaction_id: string; position: string }>(
@@ -89,6 +100,12 @@ export class PostgresEventStore implements EventStore {
         order by es.events.transaction_id desc, es.events.position desc limit 1`,
     );
     return rows[0] ? { commit: BigInt(rows[0].transaction_id), prepare: BigInt(rows[0].position) } : null;
+  }
+
+  async countEvents(): Promise<number> {
+    this.assertOpen();
+    const { rows } = await this.pool.query<{ n: string }>('select count(*) as n from es.events');
+    return Number(rows[0]!.n);
   }
 
   subscribeAll(from: Position | null, options: SubscribeOptions = {}): Observable<RecordedEvent[]> {

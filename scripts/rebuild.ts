@@ -1,0 +1,57 @@
+// `npm run rebuild [-- --projection NAME]`: replays the log into fresh read-model tables beside
+// the live ones and swaps them in; the API keeps answering meanwhile. Killed halfway, it
+// resumes when started again. A progress bar on a terminal, plain lines otherwise.
+import cliProgress from 'cli-progress';
+import { parseArgs } from 'node:util';
+import { connect } from '../src/cli/connect.ts';
+import { PostgresEventStore } from '../src/eventstore/postgres.ts';
+import { READ_SCHEMA, projectionByName, projections } from '../projections/index.ts';
+import { rebuildReadModels } from '../projections/rebuild.ts';
+
+const { values } = parseArgs({ options: { projection: { type: 'string', multiple: true } } });
+const chosen = values.projection ? values.projection.map((name) => projectionByName(name) ?? name) : projections;
+const unknown = chosen.filter((p) => typeof p === 'string');
+if (unknown.length > 0) {
+  console.error(`error: unknown projection ${unknown.join(', ')}; choose from ${projections.map((p) => p.name).join(', ')}`);
+  process.exit(2);
+}
+
+const db = await connect('vidtrack-rebuild');
+const store = new PostgresEventStore(db.pool);
+try {
+  const total = await store.countEvents();
+  const names = chosen.map((p) => (typeof p === 'string' ? p : p.name)).join(', ');
+  const started = performance.now();
+  const rate = (events: number) => Math.round(events / Math.max(0.001, (performance.now() - started) / 1000));
+  let onProgress: (events: number) => void;
+  let finish: () => void;
+  if (process.stdout.isTTY) {
+    const bar = new cliProgress.SingleBar(
+      { format: `rebuilding ${names} [{bar}] {percentage}% | {value}/{total} events | {rate} events/s | ETA {eta_formatted}` },
+      cliProgress.Presets.shades_classic,
+    );
+    bar.start(total, 0, { rate: 0 });
+    onProgress = (events) => bar.update(Math.min(events, total), { rate: rate(events) });
+    finish = () => bar.stop();
+  } else {
+    let last = 0;
+    console.log(`rebuilding ${names} from ${total} events`);
+    onProgress = (events) => {
+      if (performance.now() - last < 1_000) return;
+      last = performance.now();
+      const eta = Math.max(0, (total - events) / Math.max(1, rate(events)));
+      console.log(`${events}/${total} events, ${rate(events)} events/s, ETA ${eta.toFixed(0)} s`);
+    };
+    finish = () => undefined;
+  }
+  const result = await rebuildReadModels(store, db.pool, {
+    projections: chosen.filter((p) => typeof p !== 'string'),
+    liveSchema: READ_SCHEMA,
+    onProgress,
+  });
+  finish();
+  console.log(`rebuilt ${names}: ${result.events} events in ${result.seconds.toFixed(1)} s (${Math.round(result.events / result.seconds)} events/s), swapped in`);
+} finally {
+  await store.close();
+  await db.close();
+}

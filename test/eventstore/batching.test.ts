@@ -1,0 +1,158 @@
+// The batching decorator (src/eventstore/batching.ts): the whole EventStore contract on top
+// of PostgreSQL, then what batching itself promises: concurrent appends and reads share round
+// trips, yet each keeps its own outcome.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { migrate } from '../../src/db/migrate.ts';
+import { BatchingEventStore } from '../../src/eventstore/batching.ts';
+import { appendManyOn, PostgresEventStore } from '../../src/eventstore/postgres.ts';
+import { eventStoreMigrations } from '../../src/eventstore/postgres-schema.ts';
+import { WrongExpectedRevision, type EventStore, type StreamAppend } from '../../src/eventstore/port.ts';
+import { createTestDatabase } from '../support/db.ts';
+import { eventStoreContract } from './contract.ts';
+
+async function makeStores() {
+  const db = await createTestDatabase();
+  await migrate(db.pool, eventStoreMigrations);
+  const inner = new PostgresEventStore(db.pool, { pollIntervalMs: 200 });
+  const calls = { appendMany: 0, readStream: 0, readStreams: 0 };
+  // Counts the round trips the decorator makes on the store underneath.
+  const counted: EventStore = {
+    append: (...args) => inner.append(...args),
+    appendMany: (appends) => (calls.appendMany++, inner.appendMany(appends)),
+    readStream: (id) => (calls.readStream++, inner.readStream(id)),
+    readStreams: (ids) => (calls.readStreams++, inner.readStreams(ids)),
+    subscribeAll: (...args) => inner.subscribeAll(...args),
+    headPosition: () => inner.headPosition(),
+    countEvents: () => inner.countEvents(),
+    close: () => inner.close(),
+  };
+  const store = new BatchingEventStore(counted);
+  return { db, inner, store, calls, teardown: async () => (await store.close(), await db.drop()) };
+}
+
+eventStoreContract('batching over postgres', async () => {
+  const { db, store, teardown } = await makeStores();
+  return {
+    store,
+    teardown,
+    async beginAppend(streamId, events) {
+      const client = await db.pool.connect();
+      await client.query('begin');
+      const [outcome] = await appendManyOn(client, [{ streamId, events, expectedRevision: 'any' }]);
+      assert.ok(outcome!.ok);
+      let done = false;
+      return {
+        async commit() {
+          if (done) return;
+          done = true;
+          await client.query('commit');
+          client.release();
+        },
+      };
+    },
+  };
+});
+
+const event = (n: number) => ({ type: 'E', data: { n } });
+
+test('batching: concurrent appends share statements and keep their own results', async () => {
+  const { store, calls, teardown } = await makeStores();
+  try {
+    const results = await Promise.all(Array.from({ length: 50 }, (_, i) => store.append(`s-${i}`, [event(i), event(i + 1)], 'no_stream')));
+    assert.ok(calls.appendMany <= 3, `50 appends in ${calls.appendMany} statements`);
+    for (const [i, result] of results.entries()) {
+      assert.equal(result.nextExpectedRevision, 1n);
+      const events = await store.readStream(`s-${i}`);
+      assert.deepEqual(events.map((e) => e.data), [{ n: i }, { n: i + 1 }]);
+      assert.deepEqual(events[1]!.position, result.position);
+    }
+  } finally {
+    await teardown();
+  }
+});
+
+test('batching: a conflict fails only its own append', async () => {
+  const { store, teardown } = await makeStores();
+  try {
+    await store.append('taken', [event(0)], 'no_stream');
+    const outcomes = await Promise.allSettled([
+      store.append('free-1', [event(1)], 'no_stream'),
+      store.append('taken', [event(2)], 'no_stream'),
+      store.append('free-2', [event(3)], 'no_stream'),
+    ]);
+    assert.equal(outcomes[0]!.status, 'fulfilled');
+    assert.equal(outcomes[2]!.status, 'fulfilled');
+    assert.equal(outcomes[1]!.status, 'rejected');
+    const error = (outcomes[1] as PromiseRejectedResult).reason;
+    assert.ok(error instanceof WrongExpectedRevision);
+    assert.equal(error.actual, 0n);
+  } finally {
+    await teardown();
+  }
+});
+
+test('batching: two appends to one stream go in separate batches, the second sees the first', async () => {
+  const { store, teardown } = await makeStores();
+  try {
+    // Both claim an empty stream: exactly one wins, as without batching.
+    const outcomes = await Promise.allSettled([store.append('same', [event(1)], 'no_stream'), store.append('same', [event(2)], 'no_stream')]);
+    assert.deepEqual(outcomes.map((o) => o.status).sort(), ['fulfilled', 'rejected']);
+    assert.equal((await store.readStream('same')).length, 1);
+    // 'any' appends to one stream all land, in order.
+    await Promise.all([store.append('any', [event(1)], 'any'), store.append('any', [event(2)], 'any'), store.append('any', [event(3)], 'any')]);
+    assert.deepEqual((await store.readStream('any')).map((e) => e.data), [{ n: 1 }, { n: 2 }, { n: 3 }]);
+  } finally {
+    await teardown();
+  }
+});
+
+test('batching: a batch that fails as a whole is written one by one, so only the append at fault fails', async () => {
+  const { store, teardown } = await makeStores();
+  try {
+    // Hold a first append in flight so that the next three queue up and go as one batch.
+    const first = store.append('first', [event(0)], 'no_stream');
+    const rest = [
+      store.append('good-1', [event(1)], 'no_stream'),
+      store.append('bad', [{ type: 'E', data: { text: 'nul \u0000 inside' } }], 'no_stream'),
+      store.append('good-2', [event(2)], 'no_stream'),
+    ];
+    const outcomes = await Promise.allSettled([first, ...rest]);
+    assert.deepEqual(outcomes.map((o) => o.status), ['fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
+    assert.match(String((outcomes[2] as PromiseRejectedResult).reason), /U\+0000/);
+    assert.equal((await store.readStream('good-2')).length, 1);
+    assert.deepEqual(await store.readStream('bad'), []);
+  } finally {
+    await teardown();
+  }
+});
+
+test('batching: concurrent reads share round trips', async () => {
+  const { store, calls, teardown } = await makeStores();
+  try {
+    const appends: StreamAppend[] = Array.from({ length: 20 }, (_, i) => ({ streamId: `r-${i}`, events: [event(i)], expectedRevision: 'no_stream' }));
+    await store.appendMany(appends);
+    const reads = await Promise.all([...appends.map((a) => store.readStream(a.streamId)), store.readStream('r-3'), store.readStream('missing')]);
+    assert.ok(calls.readStreams <= 2, `22 reads in ${calls.readStreams} round trips`);
+    assert.equal(calls.readStream, 0);
+    reads.slice(0, 20).forEach((events, i) => assert.deepEqual(events.map((e) => e.data), [{ n: i }]));
+    assert.deepEqual(reads[20]!.map((e) => e.data), [{ n: 3 }]);
+    assert.deepEqual(reads[21], []);
+  } finally {
+    await teardown();
+  }
+});
+
+test('batching: an append made just as a batch finishes is not left behind', async () => {
+  const { store, teardown } = await makeStores();
+  try {
+    for (let round = 0; round < 30; round++) {
+      const first = store.append(`a-${round}`, [event(round)], 'no_stream');
+      // Chained to the first: it arrives in the very step in which the batcher finds its queue empty.
+      const second = first.then(() => store.append(`b-${round}`, [event(round)], 'no_stream'));
+      await Promise.race([second, new Promise((_, reject) => setTimeout(() => reject(new Error('append left in the queue')), 5_000))]);
+    }
+  } finally {
+    await teardown();
+  }
+});
