@@ -14,8 +14,11 @@ export interface SchedulerOptions {
   onRound?: (job: JobName, counts: Map<string, number>) => void;
 }
 
-/** Service-time interval of each job. */
-const INTERVALS_MS: Record<JobName, number> = { collect: 60_000, complete: 60_000, resume: 60_000, charge: 3_600_000 };
+/**
+ * Service-time interval of each job. Collection looks every 10 s so that a slot waits at most
+ * that long for its sweep: no slot is meant to be collected more than a minute late.
+ */
+const INTERVALS_MS: Record<JobName, number> = { collect: 10_000, complete: 60_000, resume: 60_000, charge: 3_600_000 };
 const MIN_WALL_INTERVAL_MS: Record<JobName, number> = { collect: 200, complete: 200, resume: 200, charge: 1_000 };
 
 export class Scheduler {
