@@ -32,6 +32,7 @@ export interface SweepStep {
 export async function sweepDue(deps: WorkDeps, step: SweepStep): Promise<AppliedDecisions & { claimed: number }> {
   const now = deps.clock.now();
   const counts = new Map<string, number>();
+  const perPlatform = new Map<string, number>();
   let position: Position | null = null;
   const leased = new Set<string>();
   const refused = new Set<string>();
@@ -44,6 +45,7 @@ export async function sweepDue(deps: WorkDeps, step: SweepStep): Promise<Applied
   const record = (applied: AppliedDecisions, spent: Spending) => {
     spent.position = applied.position;
     for (const [type, n] of applied.counts) counts.set(type, (counts.get(type) ?? 0) + n);
+    for (const [key, n] of applied.perPlatform) perPlatform.set(key, (perPlatform.get(key) ?? 0) + n);
     if (applied.position && (!position || comparePositions(applied.position, position) > 0)) position = applied.position;
   };
 
@@ -100,7 +102,7 @@ export async function sweepDue(deps: WorkDeps, step: SweepStep): Promise<Applied
     }
     await append;
     await deps.watcher.waitFor(position, 60_000);
-    return { counts, position, claimed };
+    return { counts, perPlatform, position, claimed };
   } finally {
     await append.catch(() => undefined);
     await releaseOrganizations(deps.pool, deps.holder, [...leased]);

@@ -16,6 +16,8 @@ export interface Decision {
 export interface AppliedDecisions {
   /** Event types appended, counted (for metrics and tests). */
   counts: Map<string, number>;
+  /** The same, per platform: `${platform}:${type}`. */
+  perPlatform: Map<string, number>;
   /** The last position written, for read-your-writes. */
   position: Position | null;
 }
@@ -32,9 +34,13 @@ function decideOrSkip(command: VideoCommand, state: ReturnType<typeof stateOf>) 
 
 export async function applyDecisions(store: EventStore, decisions: readonly Decision[]): Promise<AppliedDecisions> {
   const counts = new Map<string, number>();
+  const perPlatform = new Map<string, number>();
   let position: Position | null = null;
-  const note = (types: string[], at: Position | null) => {
-    for (const t of types) counts.set(t, (counts.get(t) ?? 0) + 1);
+  const note = (platform: string, types: string[], at: Position | null) => {
+    for (const t of types) {
+      counts.set(t, (counts.get(t) ?? 0) + 1);
+      perPlatform.set(`${platform}:${t}`, (perPlatform.get(`${platform}:${t}`) ?? 0) + 1);
+    }
     if (at && (!position || comparePositions(at, position) > 0)) position = at;
   };
 
@@ -46,21 +52,21 @@ export async function applyDecisions(store: EventStore, decisions: readonly Deci
     appends.push({ streamId: streamIdOfVideo(decision.video.video_id), events, expectedRevision: BigInt(decision.video.revision) });
     pending.push(decision);
   }
-  if (appends.length === 0) return { counts, position };
+  if (appends.length === 0) return { counts, perPlatform, position };
 
   const results = await store.appendMany(appends);
   const retries: Decision[] = [];
   results.forEach((result, i) => {
-    if (result.ok) note(appends[i]!.events.map((e) => e.type), result.result.position);
+    if (result.ok) note(pending[i]!.video.platform, appends[i]!.events.map((e) => e.type), result.result.position);
     else retries.push(pending[i]!);
   });
   for (const { video, command } of retries) {
     try {
       const handled = await handleCommand(store, streamIdOfVideo(video.video_id), videoDecider, command);
-      note(handled.events.map((e) => e.type), handled.position);
+      note(video.platform, handled.events.map((e) => e.type), handled.position);
     } catch (error) {
       if (!(error instanceof DomainError)) throw error;
     }
   }
-  return { counts, position };
+  return { counts, perPlatform, position };
 }

@@ -11,7 +11,7 @@ export type JobName = 'collect' | 'complete' | 'resume' | 'charge';
 export interface SchedulerOptions {
   timeScale: number;
   onError: (job: JobName, error: unknown) => void;
-  onRound?: (job: JobName, counts: Map<string, number>) => void;
+  onRound?: (job: JobName, counts: Map<string, number>, perPlatform?: Map<string, number>) => void;
 }
 
 /**
@@ -46,7 +46,7 @@ export class Scheduler {
         case 'collect': {
           // Drain: a late scheduler catches up slot after slot until nothing due is left.
           const round = await collectDue(this.deps);
-          this.options.onRound?.(job, round.counts);
+          this.options.onRound?.(job, round.counts, round.perPlatform);
           if (round.claimed === 0 || round.counts.size === 0) return;
           break;
         }
@@ -56,7 +56,7 @@ export class Scheduler {
           // interval between two collect rounds. (run() joins a collect round already going.)
           await this.run('collect');
           const round = await completeEnded(this.deps);
-          this.options.onRound?.(job, round.counts);
+          this.options.onRound?.(job, round.counts, round.perPlatform);
           if ((round.counts.get('VideoCompleted') ?? 0) < this.deps.batchSize) return;
           break;
         }
