@@ -85,14 +85,16 @@ export async function fundsAtCheckpoint(pool: Pool, orgIds: readonly string[]): 
 }
 
 /**
- * Videos whose period is over: paused ones, ones with every slot handled, and ones whose
- * last slot could not be collected within an hour after the end.
+ * Videos whose period is over: paused ones (their missed hours are gone), and ones with every
+ * slot handled. A slot missed while no scheduler ran is still collected, late, before the
+ * video completes: a d-day video is billed for, and gets, 24·d snapshots. (A slot that keeps
+ * failing is handled too: it becomes a failed hour once its hour is over.)
  */
 export async function endedVideos(pool: Pool, now: Date, limit: number): Promise<VideoWork[]> {
   const { rows } = await pool.query<VideoWork>(
     `SELECT ${COLUMNS} FROM rm.videos v
      WHERE v.status IN ('monitoring', 'paused') AND v.ends_at <= $1
-       AND (v.status = 'paused' OR v.next_slot >= v.total_slots OR v.ends_at + interval '1 hour' <= $1)
+       AND (v.status = 'paused' OR v.next_slot >= v.total_slots)
      ORDER BY v.ends_at LIMIT $2`,
     [now, limit],
   );
