@@ -9,7 +9,7 @@ import { readServiceClock } from '../src/db/service-clock.ts';
 import { DomainError } from '../src/domain/errors.ts';
 import { parseUsd, toUsd } from '../src/domain/money.ts';
 import { PLANS, type Plan } from '../src/domain/platform.ts';
-import { PostgresEventStore } from '../src/eventstore/postgres.ts';
+import { createEventStore } from '../src/eventstore/create.ts';
 import { READ_SCHEMA, projections } from '../projections/index.ts';
 import { ProjectionWatcher } from '../projections/watcher.ts';
 
@@ -80,7 +80,7 @@ async function main(): Promise<void> {
   if (command === 'deposit' && (amount === null || amount <= 0)) throw new UsageError('--amount must be a positive USD amount with at most 6 decimals, e.g. 25 or 10.50');
 
   const db = await connect('vidtrack-admin');
-  const store = new PostgresEventStore(db.pool);
+  const store = createEventStore(db.config, db.pool);
   const watcher = new ProjectionWatcher();
   try {
     const clock = await readServiceClock(db.pool);

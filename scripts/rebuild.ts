@@ -4,7 +4,7 @@
 import cliProgress from 'cli-progress';
 import { parseArgs } from 'node:util';
 import { connect } from '../src/cli/connect.ts';
-import { PostgresEventStore } from '../src/eventstore/postgres.ts';
+import { createEventStore } from '../src/eventstore/create.ts';
 import { READ_SCHEMA, projectionByName, projections } from '../projections/index.ts';
 import { rebuildReadModels } from '../projections/rebuild.ts';
 
@@ -17,7 +17,7 @@ if (unknown.length > 0) {
 }
 
 const db = await connect('vidtrack-rebuild');
-const store = new PostgresEventStore(db.pool);
+const store = createEventStore(db.config, db.pool);
 try {
   const total = await store.countEvents();
   const names = chosen.map((p) => (typeof p === 'string' ? p : p.name)).join(', ');

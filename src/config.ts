@@ -17,7 +17,15 @@ export interface Config {
   collectorFallback: 'simulator' | null;
   failedAuthLimit: number;
   logLevel: string;
+  // --- event store (src/eventstore/create.ts) ---
+  /** Where the event log lives: PostgreSQL (default; the database above) or EventStoreDB. */
+  eventStore: EventStoreKind;
+  /** EventStoreDB connection string (esdb://host:2113?tls=false); required with eventstoredb. */
+  eventStoreUrl: string | null;
 }
+
+export type EventStoreKind = 'postgres' | 'eventstoredb';
+const EVENT_STORES: readonly EventStoreKind[] = ['postgres', 'eventstoredb'];
 
 function positiveNumber(name: string, text: string | undefined, fallback: number): number {
   if (text === undefined || text === '') return fallback;
@@ -44,5 +52,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
     collectorFallback: fallback === 'simulator' ? 'simulator' : null,
     failedAuthLimit: positiveNumber('AUTH_FAILURE_RATE_LIMIT', env.AUTH_FAILURE_RATE_LIMIT, 100),
     logLevel: env.LOG_LEVEL || 'info',
+    ...eventStoreConfig(env),
   };
+}
+
+function eventStoreConfig(env: NodeJS.ProcessEnv): Pick<Config, 'eventStore' | 'eventStoreUrl'> {
+  const eventStore = (env.EVENT_STORE || 'postgres') as EventStoreKind;
+  if (!EVENT_STORES.includes(eventStore)) throw new Error(`EVENT_STORE must be one of ${EVENT_STORES.join(', ')}, got "${eventStore}"`);
+  const eventStoreUrl = env.EVENTSTORE_URL || null;
+  if (eventStore === 'eventstoredb' && !eventStoreUrl) throw new Error('EVENT_STORE=eventstoredb needs EVENTSTORE_URL (e.g. esdb://localhost:2113?tls=false)');
+  return { eventStore, eventStoreUrl };
 }

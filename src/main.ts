@@ -14,7 +14,7 @@ import { migrate } from './db/migrate.ts';
 import { allMigrations } from './db/schema.ts';
 import { createPool } from './db/pool.ts';
 import { startServiceClock } from './db/service-clock.ts';
-import { PostgresEventStore } from './eventstore/postgres.ts';
+import { createEventStore } from './eventstore/create.ts';
 import { CompletionEmails } from './notify/completion-email.ts';
 import { READ_SCHEMA, projections } from '../projections/index.ts';
 import { ProjectionRunner, ensureReadModels } from '../projections/runner.ts';
@@ -38,7 +38,11 @@ await ensureReadModels(pool, READ_SCHEMA, projections);
 const clock = await startServiceClock(pool, config.timeScale);
 if (config.timeScale !== 1) log.info({ timeScale: config.timeScale, serviceTime: clock.now().toISOString() }, 'service clock runs faster than wall time');
 
-const store = new PostgresEventStore(pool);
+// EVENT_STORE picks the log (PostgreSQL in `pool`, or EventStoreDB); read models stay in `pool`.
+const store = createEventStore(config, pool, {
+  onResubscribe: ({ reason, error, delayMs }) => log.warn({ err: error, reason, delayMs }, 'event store subscription replaced'),
+});
+if (config.eventStore !== 'postgres') log.info({ eventStore: config.eventStore }, 'event log in EventStoreDB; read models in PostgreSQL');
 const watcher = new ProjectionWatcher();
 const live = liveCollectorsFromEnv(process.env, systemClock);
 const collectors = createCollectorSet({

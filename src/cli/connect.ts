@@ -1,7 +1,7 @@
 // How the command-line tools reach the service's database: DATABASE_URL, or the embedded
 // server of the data folder (the one `npm start` runs; started here if it is not running).
 import type pg from 'pg';
-import { loadConfig } from '../config.ts';
+import { loadConfig, type Config } from '../config.ts';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '../db/embedded.ts';
 import { migrate } from '../db/migrate.ts';
 import { createPool } from '../db/pool.ts';
@@ -10,6 +10,8 @@ import { READ_SCHEMA, projections } from '../../projections/index.ts';
 import { ensureReadModels } from '../../projections/runner.ts';
 
 export interface Connection {
+  /** The settings read from the environment (EVENT_STORE etc., for createEventStore). */
+  config: Config;
   url: string;
   pool: pg.Pool;
   close(): Promise<void>;
@@ -27,6 +29,7 @@ export async function connect(applicationName: string): Promise<Connection> {
   await migrate(pool, allMigrations);
   await ensureReadModels(pool, READ_SCHEMA, projections);
   return {
+    config,
     url,
     pool,
     async close() {

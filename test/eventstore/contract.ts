@@ -1,7 +1,7 @@
 // The EventStore contract, written once and run against every adapter. Each
 // test gets a fresh, empty store from `make`.
 import assert from 'node:assert/strict';
-import { test, type TestContext } from 'node:test';
+import { test as nodeTest, type TestContext } from 'node:test';
 import type { Observable, Subscription } from 'rxjs';
 import {
   comparePositions,
@@ -25,7 +25,13 @@ export interface ContractFixture {
   beginAppend?(streamId: string, events: readonly EventData[]): Promise<{ commit(): Promise<void> }>;
 }
 
-export function eventStoreContract(name: string, make: () => Promise<ContractFixture>): void {
+export interface ContractOptions {
+  /** Reports every test of the suite as skipped, with this reason (e.g. no server to run against). */
+  readonly skip?: string;
+}
+
+export function eventStoreContract(name: string, make: () => Promise<ContractFixture>, options: ContractOptions = {}): void {
+  const test = (title: string, fn: (t: TestContext) => Promise<void>) => nodeTest(title, { skip: options.skip }, fn);
   /** Runs body against a fresh store and always tears it down. */
   const withStore = (body: (fixture: ContractFixture, t: TestContext) => Promise<void>) => async (t: TestContext) => {
     const fixture = await make();

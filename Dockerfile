@@ -1,0 +1,13 @@
+# One image for every role: ROLE=api|projector|scheduler|all (docker-compose.yml runs one per service).
+FROM node:20-slim
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --no-audit --no-fund
+COPY . .
+# DATA_DIR holds the e-mail outbox when SMTP_URL is unset (and the embedded database without DATABASE_URL).
+RUN mkdir -p /app/.data && chown node:node /app/.data
+USER node
+ENV NODE_ENV=production HOST=0.0.0.0 PORT=3000 ROLE=all
+EXPOSE 3000
+# exec: tsx gets the signals, and passes SIGTERM on for a clean shutdown.
+CMD ["sh", "-c", "exec npx tsx src/main.ts \"$ROLE\""]
