@@ -89,14 +89,16 @@ describe('collectDue', () => {
     assert.equal((await eventsOf(service, 'SnapshotRecorded')).length, ids.length * 24);
   });
 
-  it('a late scheduler catches up the missed slots one by one, without duplicates', async () => {
+  it('a late scheduler catches up the missed slots in order, without duplicates', async () => {
     const org = await service.organization({ usd: '5' });
     const id = await track(service, org.liveKey, youtubeLink());
     service.clock.advance(5 * HOUR_MS);
-    for (let slot = 1; slot <= 5; slot++) {
-      const round = await collectDue(service.work);
-      assert.equal(round.counts.get('SnapshotRecorded'), 1, `round for slot ${slot}`);
-      assert.deepEqual(await recordedSlots(service, id), range(slot + 1));
+    // A sweep takes each video at least once; it may take it again once its slot is projected.
+    let recorded = 1;
+    for (let round = 1; recorded < 6; round++) {
+      assert.ok(round <= 5, 'caught up within five sweeps');
+      recorded += (await collectDue(service.work)).counts.get('SnapshotRecorded') ?? 0;
+      assert.deepEqual(await recordedSlots(service, id), range(recorded));
     }
     const caughtUp = await collectDue(service.work);
     assert.equal(caughtUp.claimed, 0);

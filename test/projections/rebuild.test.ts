@@ -55,10 +55,10 @@ async function someHistory(): Promise<{ apiKey: string; videos: string[] }> {
 test('a rebuild is equal, row for row, to the read models it replaces, and the live projector carries on', async () => {
   const { apiKey, videos } = await someHistory();
   const before = await readModelRows();
-  assert.ok((before.snapshots as unknown[]).length > 20);
+  assert.ok((before.snapshots as unknown[]).length > 15);
 
   const result = await rebuildReadModels(service.store, service.db.pool, { projections, liveSchema: READ_SCHEMA, batchSize: 7 });
-  assert.ok(result.events > 50);
+  assert.equal(result.events, await service.store.countEvents(), 'the whole log was replayed');
   assert.deepEqual(await readModelRows(), before);
 
   // The live runner notices the swapped-in checkpoints, starts again from them and keeps projecting.
