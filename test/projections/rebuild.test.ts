@@ -45,7 +45,8 @@ async function someHistory(): Promise<{ apiKey: string; videos: string[] }> {
   }
   await service.app.inject({ method: 'POST', url: `/api/v1/videos/${videos[3]}/stop`, headers: { 'x-api-key': other.liveKey } });
   service.clock.advance(20 * HOUR_MS);
-  await collectDue(service.work);
+  // A late scheduler catches up every missed slot before the videos complete.
+  while ((await collectDue(service.work)).claimed > 0);
   await completeEnded(service.work);
   await chargeUsage(service.work);
   await service.settle();
