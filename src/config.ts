@@ -17,6 +17,8 @@ export interface Config {
   collectorFallback: 'simulator' | null;
   failedAuthLimit: number;
   logLevel: string;
+  /** Where a projector or scheduler role serves /metrics (the API serves it on its own port). */
+  metricsPort: number | null;
   // --- event store (src/eventstore/create.ts) ---
   /** Where the event log lives: PostgreSQL (default; the database above) or EventStoreDB. */
   eventStore: EventStoreKind;
@@ -52,6 +54,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
     collectorFallback: fallback === 'simulator' ? 'simulator' : null,
     failedAuthLimit: positiveNumber('AUTH_FAILURE_RATE_LIMIT', env.AUTH_FAILURE_RATE_LIMIT, 100),
     logLevel: env.LOG_LEVEL || 'info',
+    metricsPort: env.METRICS_PORT ? positiveNumber('METRICS_PORT', env.METRICS_PORT, 9464) : null,
     ...eventStoreConfig(env),
   };
 }

@@ -1,14 +1,16 @@
 // Composition root. Roles: all (default), api, projector, scheduler: `npm start [-- ROLE]`.
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
+import Fastify from 'fastify';
 import pino from 'pino';
 import { systemClock } from './clock.ts';
-import { buildApp } from './api/app.ts';
+import { apiLogger, buildApp } from './api/app.ts';
 import { KeyCache } from './api/key-cache.ts';
 import { createCollectorSet } from './collect/collectors.ts';
 import { liveCollectorsFromEnv } from './collect/collectors/from-env.ts';
 import { Scheduler } from './collect/scheduler.ts';
 import { loadConfig } from './config.ts';
+import { Metrics } from './metrics.ts';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from './db/embedded.ts';
 import { migrate } from './db/migrate.ts';
 import { allMigrations } from './db/schema.ts';
@@ -71,10 +73,19 @@ if (runs('projector')) {
 await watcher.follow(databaseUrl, pool, READ_SCHEMA, projections.map((p) => p.name));
 stops.push(() => watcher.close());
 
+const metrics = new Metrics({ pool, clock });
+
 if (runs('scheduler')) {
   const scheduler = new Scheduler(
-    { pool, store, collectors, clock, watcher, holder: `scheduler-${randomUUID()}`, batchSize: 2_000 },
-    { timeScale: config.timeScale, onError: (job, err) => log.error({ err, job }, 'scheduler round failed') },
+    { pool, store, collectors, clock, watcher, holder: `scheduler-${randomUUID()}`, batchSize: 5_000 },
+    {
+      timeScale: config.timeScale,
+      onError: (job, err) => {
+        metrics.jobFailures.inc({ job });
+        log.error({ err, job }, 'scheduler round failed');
+      },
+      onRound: (job, _counts, perPlatform) => metrics.recordRound(job, perPlatform),
+    },
   );
   await scheduler.start();
   stops.unshift(() => scheduler.stop());
@@ -84,12 +95,18 @@ if (runs('api')) {
   const keys = new KeyCache(pool);
   await keys.listen(databaseUrl);
   const app = await buildApp(
-    { pool, store, collectors, clock, watcher, keys, isReady: () => ready, failedAuthLimit: config.failedAuthLimit },
-    { logger: { level: config.logLevel, redact: ['req.headers["x-api-key"]'] } },
+    { pool, store, collectors, clock, watcher, keys, isReady: () => ready, failedAuthLimit: config.failedAuthLimit, metrics },
+    { logger: apiLogger(config.logLevel) },
   );
   await app.listen({ host: config.host, port: config.port });
   log.info(`API at http://${config.host}:${config.port}/api/v1`);
   stops.unshift(() => app.close(), () => keys.close());
+} else if (config.metricsPort) {
+  // A role without the API still shows its metrics to Prometheus.
+  const server = Fastify();
+  server.get('/metrics', async (_request, reply) => reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()));
+  await server.listen({ host: config.host, port: config.metricsPort });
+  stops.push(() => server.close());
 }
 ready = true;
 

@@ -15,6 +15,11 @@ import { Health, MAX_ID_LENGTH } from './schemas.ts';
 
 export const API_PREFIX = '/api/v1';
 
+/** pino options for the API: JSON lines with each request's id; a key is never written. */
+export function apiLogger(level: string, stream?: NodeJS.WritableStream) {
+  return { level, redact: { paths: ['req.headers["x-api-key"]', 'headers["x-api-key"]'], censor: '[redacted]' }, ...(stream ? { stream } : {}) };
+}
+
 /** Bodies are validated strictly (a string is not an integer); query strings are text, so they are coerced. */
 function validators() {
   const options = { allErrors: true, useDefaults: true, removeAdditional: false, strict: false } as const;
@@ -65,6 +70,17 @@ export async function buildApp(given: ApiDeps, options: FastifyServerOptions = {
   const healthHandler = async (_request: unknown, reply: FastifyReply) =>
     deps.isReady() ? reply.code(200).send({ status: 'ok' }) : reply.code(503).send({ status: 'starting' });
   app.get('/health', health, healthHandler);
+  const { metrics } = deps;
+  if (metrics) {
+    app.addHook('onResponse', async (request, reply) => {
+      // The route's pattern, not the URL: ids must not explode the label set.
+      const route = request.routeOptions.url ?? 'unmatched';
+      metrics.httpRequests.observe({ method: request.method, route, status: String(reply.statusCode) }, reply.elapsedTime / 1000);
+    });
+    app.get('/metrics', { schema: { hide: true } }, async (_request, reply) =>
+      reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()),
+    );
+  }
 
   await app.register(
     async (api) => {

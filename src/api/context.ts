@@ -4,6 +4,7 @@ import type { CollectorSet } from '../collect/collectors.ts';
 import type { EventStore, Position } from '../eventstore/port.ts';
 import type { ProjectionWatcher } from '../../projections/watcher.ts';
 import type { KeyCache } from './key-cache.ts';
+import type { Metrics } from '../metrics.ts';
 
 /** What the API needs from the rest of the service, handed to `buildApp` by the composition root. */
 export interface ApiDeps {
@@ -18,6 +19,8 @@ export interface ApiDeps {
   failedAuthLimit?: number;
   /** Longest wait for the read models to pass a command's events before answering. */
   readYourWritesMs?: number;
+  /** Prometheus metrics, served at GET /metrics. */
+  metrics?: Metrics;
 }
 
 /** Read-your-writes: answer a command only once the read models show its events (bounded). */

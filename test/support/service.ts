@@ -2,7 +2,8 @@
 // ManualClock and the scheduler's rounds called directly (no Bree timers), so tests can
 // walk through hours and days in milliseconds.
 import { ManualClock } from '../../src/clock.ts';
-import { buildApp } from '../../src/api/app.ts';
+import { apiLogger, buildApp } from '../../src/api/app.ts';
+import { Metrics } from '../../src/metrics.ts';
 import { KeyCache } from '../../src/api/key-cache.ts';
 import type { Collector } from '../../src/collect/collector.ts';
 import { createCollectorSet } from '../../src/collect/collectors.ts';
@@ -23,6 +24,8 @@ export interface TestServiceOptions {
   live?: Partial<Record<Platform, Collector>>;
   fallbackToSimulator?: boolean;
   failedAuthLimit?: number;
+  /** Where the API's pino logs go (off when absent). */
+  logStream?: NodeJS.WritableStream;
 }
 
 export type TestService = Awaited<ReturnType<typeof startTestService>>;
@@ -40,7 +43,11 @@ export async function startTestService(options: TestServiceOptions = {}) {
   const collectors = createCollectorSet({ live: options.live ?? {}, fallbackToSimulator: options.fallbackToSimulator ?? true });
   const keys = new KeyCache(db.pool);
   await keys.listen(db.url);
-  const app = await buildApp({ pool: db.pool, store, collectors, clock, watcher, keys, isReady: () => true, failedAuthLimit: options.failedAuthLimit });
+  const metrics = new Metrics({ pool: db.pool, clock });
+  const app = await buildApp(
+    { pool: db.pool, store, collectors, clock, watcher, keys, isReady: () => true, failedAuthLimit: options.failedAuthLimit, metrics },
+    options.logStream ? { logger: apiLogger('info', options.logStream) } : {},
+  );
   const work: WorkDeps = { pool: db.pool, store, collectors, clock, watcher, holder: 'test-scheduler', batchSize: 500 };
 
   /**
@@ -79,6 +86,7 @@ export async function startTestService(options: TestServiceOptions = {}) {
     app,
     work,
     collectors,
+    metrics,
     settle,
     organization,
     async close() {
