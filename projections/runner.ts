@@ -82,6 +82,7 @@ export class ProjectionRunner {
   active = false;
   private subscription: Subscription | null = null;
   private client: PoolClient | null = null;
+  private onClientError: ((error: Error) => void) | null = null;
   private inFlight: Promise<void> = Promise.resolve();
   private stopped = false;
   private retry: NodeJS.Timeout | null = null;
@@ -110,7 +111,8 @@ export class ProjectionRunner {
     const { schema } = this.options;
     await ensureReadModels(this.pool, schema, this.projections);
     this.client = await this.pool.connect();
-    this.client.on('error', (error) => this.failed(error, onError));
+    this.onClientError = (error: Error) => this.failed(error, onError);
+    this.client.on('error', this.onClientError);
     const { rows } = await this.client.query<{ locked: boolean }>(`SELECT pg_try_advisory_lock(hashtext($1)) AS locked`, [`vidtrack.projector.${schema}`]);
     if (!rows[0]!.locked && this.options.exclusive !== false) {
       this.release();
@@ -161,6 +163,7 @@ export class ProjectionRunner {
 
   private release(broken = false): void {
     this.active = false;
+    if (this.onClientError) this.client?.off('error', this.onClientError);
     // A client that failed is destroyed, not returned: its session (and lock) must end.
     this.client?.release(broken || undefined);
     this.client = null;

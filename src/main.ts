@@ -102,9 +102,10 @@ if (runs('api')) {
   log.info(`API at http://${config.host}:${config.port}/api/v1`);
   stops.unshift(() => app.close(), () => keys.close());
 } else if (config.metricsPort) {
-  // A role without the API still shows its metrics to Prometheus.
+  // A role without the API still shows its metrics to Prometheus, and its health.
   const server = Fastify();
   server.get('/metrics', async (_request, reply) => reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()));
+  server.get('/health', async (_request, reply) => reply.code(ready ? 200 : 503).send({ status: ready ? 'ok' : 'starting' }));
   await server.listen({ host: config.host, port: config.metricsPort });
   stops.push(() => server.close());
 }

@@ -25,7 +25,8 @@ export function serviceProcess(extraEnv: NodeJS.ProcessEnv = {}): ServiceProcess
   const port = 38000 + Math.floor(Math.random() * 2000);
   const base = `http://127.0.0.1:${port}`;
   const { DATABASE_URL: _ignored, ...inherited } = process.env;
-  const env: NodeJS.ProcessEnv = { ...inherited, DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warn', ...extraEnv };
+  // A role without the API answers /health on its metrics port: the same number here.
+  const env: NodeJS.ProcessEnv = { ...inherited, DATA_DIR: dataDir, PORT: String(port), METRICS_PORT: String(port), LOG_LEVEL: 'warn', ...extraEnv };
   let child: ChildProcess | null = null;
 
   const run = (script: string, ...args: string[]) =>
