@@ -1,0 +1,24 @@
+// `npm run bench -- --smoke` runs every benchmark on tiny sizes, so the benchmarks cannot
+// rot. Only that they run and report is checked here: speed is the benchmarks' business.
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { test } from 'node:test';
+
+const root = path.resolve(import.meta.dirname, '../..');
+
+test('every benchmark runs on tiny sizes and reports its figures against their limits', async () => {
+  const { DATABASE_URL: _ignored, BENCH_VIDEOS: _alsoIgnored, ...env } = process.env;
+  const { code, stdout, stderr } = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) =>
+    execFile(process.execPath, ['--import', 'tsx', 'scripts/bench/index.ts', '--smoke'], { cwd: root, env, timeout: 180_000 }, (error, out, err) =>
+      resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout: out, stderr: err }),
+    ),
+  );
+  assert.equal(code, 0, stderr + stdout);
+  assert.match(stdout, /^machine: .+cores/m);
+  assert.match(stdout, /^node v\d+.*database: /m);
+  assert.match(stdout, /\| figure +\| value +\| limit +\| ratio +\| target +\| met/);
+  for (const figure of ['snapshots collected end to end', 'read-model rebuild', 'scheduler holding', 'GET /videos/', 'GET /videos?limit=100', 'GET /usage', 'POST /videos/track']) {
+    assert.ok(stdout.includes(figure), `the table has a row for ${figure}`);
+  }
+});
