@@ -2,6 +2,7 @@
 // live ones keep answering, then swap the fresh tables in, in one transaction. A rebuild
 // that dies halfway resumes from its own checkpoints when started again.
 import type { Pool } from 'pg';
+import { withTransaction } from '../src/db/pool.ts';
 import { comparePositions, type EventStore, type Position } from '../src/eventstore/port.ts';
 import { ident, type Projection } from './projection.ts';
 import { ProjectionRunner, ensureReadModels } from './runner.ts';
@@ -63,9 +64,7 @@ export async function rebuildReadModels(store: EventStore, pool: Pool, options: 
 async function swapIn(pool: Pool, build: string, live: string, projections: readonly Projection[]): Promise<void> {
   const [from, to, retired] = [ident(build), ident(live), ident(`${live}_retired`)];
   const names = projections.map((p) => p.name);
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
+  await withTransaction(pool, async (client) => {
     await client.query(`CREATE SCHEMA IF NOT EXISTS ${to}`);
     await client.query(`SELECT projection FROM ${to}.checkpoints WHERE projection = ANY($1::text[]) FOR UPDATE`, [names]);
     await client.query(`DROP SCHEMA IF EXISTS ${retired} CASCADE; CREATE SCHEMA ${retired}`);
@@ -82,11 +81,5 @@ async function swapIn(pool: Pool, build: string, live: string, projections: read
       );
     }
     await client.query(`DROP SCHEMA ${retired} CASCADE; DROP SCHEMA ${from} CASCADE`);
-    await client.query('COMMIT');
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw error;
-  } finally {
-    client.release();
-  }
+  });
 }

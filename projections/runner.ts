@@ -9,6 +9,7 @@
 import { createHash } from 'node:crypto';
 import type { Pool, PoolClient } from 'pg';
 import { BehaviorSubject, Subscription, concatMap, filter, from, map } from 'rxjs';
+import { withTransaction } from '../src/db/pool.ts';
 import { comparePositions, type EventStore, type Position } from '../src/eventstore/port.ts';
 import { checkpointsDdl, readCheckpoints, writeCheckpoints } from './checkpoints.ts';
 import { ident, type LoggedEvent, type Projection } from './projection.ts';
@@ -40,9 +41,7 @@ export class CheckpointMoved extends Error {
  */
 export async function ensureReadModels(pool: Pool, schema: string, projections: readonly Projection[]): Promise<void> {
   const s = ident(schema);
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
+  await withTransaction(pool, async (client) => {
     await client.query(`SELECT pg_advisory_xact_lock(hashtext($1))`, [`vidtrack.read-models.${schema}`]);
     await client.query(`CREATE SCHEMA IF NOT EXISTS ${s}`);
     await client.query(checkpointsDdl(schema));
@@ -66,13 +65,7 @@ export async function ensureReadModels(pool: Pool, schema: string, projections: 
         [p.name, hash],
       );
     }
-    await client.query('COMMIT');
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw error;
-  } finally {
-    client.release();
-  }
+  });
 }
 
 export class ProjectionRunner {
