@@ -4,11 +4,18 @@
 // autocannon settings in the same run.
 //
 // autocannon runs in a worker thread of this process (its `workers` option): the client's
-// parsing of responses then does not share the event loop of the server it measures.
+// parsing of responses then does not share the event loop of the server it measures. The
+// targets compared are measured in alternating slices, so that other load on the machine
+// weighs on both alike; each line also says how busy the machine was and what an answer
+// cost the server's main thread and PostgreSQL, so that a missed target shows its cause.
+import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
+import { performance as nodePerformance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import Fastify, { type FastifyInstance } from 'fastify';
+import type pg from 'pg';
 import { HOUR_MS } from '../../src/clock.ts';
 import { buildApp } from '../../src/api/app.ts';
 import { KeyCache } from '../../src/api/key-cache.ts';
@@ -22,29 +29,43 @@ const TRACK_REQUEST_FILE = path.join(path.dirname(fileURLToPath(import.meta.url)
 
 interface Load {
   connections: number;
-  /** Seconds of measurement. */
+  /** autocannon's worker threads: 1 keeps the client off the server's event loop; 0 (--smoke) saves starting one per run. */
+  workers: number;
+  /** Seconds measured per target, in `rounds` slices alternating between the targets compared. */
   duration: number;
-  /** Seconds of load before it, not measured (JIT, pools, caches). */
+  rounds: number;
+  /** Seconds of load on each target before it is measured (JIT, pools, caches). */
   warmup: number;
   sampleInt: number;
 }
 
 function loadOf(smoke: boolean): Load {
-  return smoke ? { connections: 20, duration: 0.4, warmup: 0, sampleInt: 100 } : { connections: 64, duration: 10, warmup: 2, sampleInt: 1000 };
+  return smoke
+    ? { connections: 20, workers: 0, duration: 0.3, rounds: 1, warmup: 0, sampleInt: 100 }
+    : { connections: 64, workers: 1, duration: 10, rounds: 5, warmup: 2, sampleInt: 1000 };
 }
 
 function describeLoad(load: Load): string {
-  return `autocannon ${load.connections} connections, ${load.warmup} s warm-up then ${load.duration} s measured, 1 worker thread, no pipelining, keep-alive`;
+  const slices = load.rounds > 1 ? ` in ${load.rounds} slices of ${load.duration / load.rounds} s alternating with the limit's` : '';
+  const where = load.workers > 0 ? 'in a worker thread' : 'on the server\'s own event loop';
+  return `autocannon ${where}: ${load.connections} connections, keep-alive, no pipelining; ${load.warmup} s warm-up, then ${load.duration} s measured${slices}`;
 }
 
 interface Measured {
   rps: number;
+  /** Worst p50 and p99 of the slices, in ms (autocannon counts 2xx answers only). */
   p50: number;
   p99: number;
   ok: number;
   statuses: Record<string, number>;
   errors: number;
   timeouts: number;
+  /** Share of the machine's CPU time busy while measured (this process, PostgreSQL and anything else running). */
+  machineBusy: number;
+  /** Event-loop busy time of this process's main thread (the server) per answer, in ms. */
+  serverMs: number;
+  /** CPU time of the PostgreSQL server's processes per answer, in ms (null where /proc is not readable). */
+  postgresMs: number | null;
 }
 
 interface Target {
@@ -67,7 +88,7 @@ function runAutocannon(target: Target, load: Load, seconds: number): Promise<aut
         connections: load.connections,
         duration: seconds,
         sampleInt: load.sampleInt,
-        workers: 1,
+        workers: load.workers,
         timeout: 10,
         ...(target.setupRequest ? { requests: [{ setupRequest: target.setupRequest }] } : {}),
       },
@@ -76,27 +97,105 @@ function runAutocannon(target: Target, load: Load, seconds: number): Promise<aut
   });
 }
 
-async function measure(target: Target, load: Load): Promise<Measured> {
-  if (load.warmup > 0) await runAutocannon(target, load, load.warmup);
-  const result = await runAutocannon(target, load, load.duration);
-  const statuses = Object.fromEntries(Object.entries(result.statusCodeStats ?? {}).map(([code, s]) => [code, (s as { count: number }).count]));
-  const ok = statuses[String(target.okStatus ?? 200)] ?? 0;
-  return {
-    rps: ok / result.duration,
-    p50: result.latency.p50,
-    p99: result.latency.p99,
-    ok,
-    statuses,
-    errors: result.errors,
-    timeouts: result.timeouts,
+function machineTimes(): { idle: number; total: number } {
+  let idle = 0;
+  let total = 0;
+  for (const cpu of os.cpus()) {
+    idle += cpu.times.idle;
+    total += cpu.times.idle + cpu.times.user + cpu.times.nice + cpu.times.sys + cpu.times.irq;
+  }
+  return { idle, total };
+}
+
+/** CPU ms used so far by the PostgreSQL server behind `pool` (its postmaster's children), or null off Linux. */
+async function postgresCpuMeter(pool: pg.Pool): Promise<(() => number) | null> {
+  const statOf = (pid: string | number) => {
+    const text = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return text.slice(text.lastIndexOf(')') + 2).split(' ');
   };
+  try {
+    const { rows } = await pool.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+    const postmaster = statOf(rows[0]!.pid)[1]!;
+    return () => {
+      let ticks = 0;
+      for (const pid of fs.readdirSync('/proc')) {
+        if (!/^\d+$/.test(pid)) continue;
+        try {
+          const fields = statOf(pid);
+          if (fields[1] === postmaster) ticks += Number(fields[11]) + Number(fields[12]);
+        } catch {
+          // The process ended while we looked.
+        }
+      }
+      return ticks * 10; // USER_HZ is 100 on Linux
+    };
+  } catch {
+    return null;
+  }
+}
+
+interface Tally {
+  ok: number;
+  seconds: number;
+  p50: number;
+  p99: number;
+  statuses: Record<string, number>;
+  errors: number;
+  timeouts: number;
+  idle: number;
+  total: number;
+  serverMs: number;
+  postgresMs: number;
+}
+
+/**
+ * Measures the targets in alternating slices (A B A B ...), so that whatever else runs on
+ * the machine weighs on each alike; each target is warmed up first.
+ */
+async function measureAlternately(targets: Target[], load: Load, postgresCpu: (() => number) | null): Promise<Measured[]> {
+  if (load.warmup > 0) for (const target of targets) await runAutocannon(target, load, load.warmup);
+  const tallies: Tally[] = targets.map(() => ({ ok: 0, seconds: 0, p50: 0, p99: 0, statuses: {}, errors: 0, timeouts: 0, idle: 0, total: 0, serverMs: 0, postgresMs: 0 }));
+  for (let round = 0; round < load.rounds; round++) {
+    for (const [i, target] of targets.entries()) {
+      const tally = tallies[i]!;
+      const machine0 = machineTimes();
+      const loop0 = nodePerformance.eventLoopUtilization();
+      const postgres0 = postgresCpu?.() ?? 0;
+      const result = await runAutocannon(target, load, load.duration / load.rounds);
+      tally.postgresMs += (postgresCpu?.() ?? 0) - postgres0;
+      tally.serverMs += nodePerformance.eventLoopUtilization(loop0).active;
+      const machine1 = machineTimes();
+      tally.idle += machine1.idle - machine0.idle;
+      tally.total += machine1.total - machine0.total;
+      for (const [code, s] of Object.entries(result.statusCodeStats ?? {})) tally.statuses[code] = (tally.statuses[code] ?? 0) + s.count;
+      tally.ok += result.statusCodeStats?.[String(target.okStatus ?? 200)]?.count ?? 0;
+      tally.seconds += result.duration;
+      tally.p50 = Math.max(tally.p50, result.latency.p50);
+      tally.p99 = Math.max(tally.p99, result.latency.p99);
+      tally.errors += result.errors;
+      tally.timeouts += result.timeouts;
+    }
+  }
+  return tallies.map((t) => ({
+    rps: t.ok / t.seconds,
+    p50: t.p50,
+    p99: t.p99,
+    ok: t.ok,
+    statuses: t.statuses,
+    errors: t.errors,
+    timeouts: t.timeouts,
+    machineBusy: t.total > 0 ? 1 - t.idle / t.total : 0,
+    serverMs: t.serverMs / Math.max(1, t.ok),
+    postgresMs: postgresCpu ? t.postgresMs / Math.max(1, t.ok) : null,
+  }));
 }
 
 function summary(m: Measured): string {
   const statuses = Object.entries(m.statuses)
     .map(([code, n]) => `${code}: ${n}`)
     .join(', ');
-  return `${Math.round(m.rps).toLocaleString('en-US')} req/s, p50 ${m.p50} ms, p99 ${m.p99} ms (${statuses || 'no answers'}; errors ${m.errors}, timeouts ${m.timeouts})`;
+  const cpu = `machine CPU ${Math.round(m.machineBusy * 100)}% busy, server main thread ${m.serverMs.toFixed(3)} ms/answer${m.postgresMs === null ? '' : `, PostgreSQL ${m.postgresMs.toFixed(3)} ms/answer`}`;
+  return `${Math.round(m.rps).toLocaleString('en-US')} req/s, p50 ${m.p50} ms, p99 ${m.p99} ms (${statuses || 'no answers'}; errors ${m.errors}, timeouts ${m.timeouts}); ${cpu}`;
 }
 
 /** Anything but the expected status, for the notes column. */
@@ -160,6 +259,11 @@ async function fetchOk(url: string, apiKey: string): Promise<Buffer> {
   return bytes;
 }
 
+/** What one answer cost, for the notes: where the time goes when a target is missed. */
+function cpuNote(m: Measured): string {
+  return `CPU/answer: server ${m.serverMs.toFixed(2)} ms${m.postgresMs === null ? '' : `, PostgreSQL ${m.postgresMs.toFixed(2)} ms`}; machine ${Math.round(m.machineBusy * 100)}% busy`;
+}
+
 function ratioFigure(
   context: BenchContext,
   figure: string,
@@ -176,7 +280,7 @@ function ratioFigure(
     limitLabel,
     target: '>= 0.5 x limit',
     met: context.smoke ? null : value.rps >= 0.5 * limit.rps,
-    notes: oddities(value, okStatus),
+    notes: [cpuNote(value), oddities(value, okStatus)].filter(Boolean).join('; '),
   };
 }
 
@@ -228,25 +332,30 @@ const getVideo: Benchmark = {
 
       const bare = await startBare({ '/video': { bytes: body } });
       let limit: Measured;
+      let value: Measured;
       try {
-        limit = await measure({ url: `${bare.base}/video` }, load);
+        [limit, value] = await measureAlternately(
+          [{ url: `${bare.base}/video` }, { url, headers: { 'x-api-key': org.apiKey } }],
+          load,
+          await postgresCpuMeter(service.pool),
+        );
       } finally {
         await bare.close();
       }
-      context.log(`bare Fastify, same bytes: ${summary(limit)}`);
-      const value = await measure({ url, headers: { 'x-api-key': org.apiKey } }, load);
-      context.log(`API GET /videos/{id}:      ${summary(value)}`);
+      context.log(`bare Fastify, same bytes: ${summary(limit!)}`);
+      context.log(`API GET /videos/{id}:      ${summary(value!)}`);
 
       return [
-        ratioFigure(context, `GET /videos/{id} (${snapshots} snapshots)`, value, limit, 'bare Fastify, same bytes'),
+        ratioFigure(context, `GET /videos/{id} (${snapshots} snapshots)`, value!, limit!, 'bare Fastify, same bytes'),
         {
           figure: `GET /videos/{id} (${snapshots} snapshots) p99`,
-          value: value.p99,
+          value: value!.p99,
           unit: 'ms',
-          limit: limit.p99,
+          limit: limit!.p99,
           limitLabel: 'bare Fastify p99',
           target: '< 50 ms',
-          met: context.smoke ? null : value.p99 < 50,
+          met: context.smoke ? null : value!.p99 < 50,
+          notes: 'worst slice',
         },
       ];
     } finally {
@@ -284,26 +393,24 @@ const listAndUsage: Benchmark = {
       context.log(describeLoad(load));
 
       const bare = await startBare({ '/list': { object: JSON.parse(listBody.toString()) }, '/usage': { object: JSON.parse(usageBody.toString()) } });
-      let listLimit: Measured;
-      let usageLimit: Measured;
+      const headers = { 'x-api-key': org.apiKey };
+      const postgresCpu = await postgresCpuMeter(service.pool);
+      let listLimit: Measured, list: Measured, usageLimit: Measured, usage: Measured;
       try {
-        listLimit = await measure({ url: `${bare.base}/list` }, load);
-        context.log(`bare Fastify JSON route, list body:  ${summary(listLimit)}`);
-        usageLimit = await measure({ url: `${bare.base}/usage` }, load);
-        context.log(`bare Fastify JSON route, usage body: ${summary(usageLimit)}`);
+        [listLimit, list] = await measureAlternately([{ url: `${bare.base}/list` }, { url: listUrl, headers }], load, postgresCpu);
+        [usageLimit, usage] = await measureAlternately([{ url: `${bare.base}/usage` }, { url: usageUrl, headers }], load, postgresCpu);
       } finally {
         await bare.close();
       }
-      const headers = { 'x-api-key': org.apiKey };
-      const list = await measure({ url: listUrl, headers }, load);
-      context.log(`API GET /videos?limit=100: ${summary(list)}`);
-      const usage = await measure({ url: usageUrl, headers }, load);
-      context.log(`API GET /usage:            ${summary(usage)}`);
+      context.log(`bare Fastify JSON route, list body:  ${summary(listLimit!)}`);
+      context.log(`API GET /videos?limit=100:           ${summary(list!)}`);
+      context.log(`bare Fastify JSON route, usage body: ${summary(usageLimit!)}`);
+      context.log(`API GET /usage:                      ${summary(usage!)}`);
 
       const label = 'bare Fastify JSON route, same body';
       return [
-        ratioFigure(context, 'GET /videos?limit=100', list, listLimit, label),
-        ratioFigure(context, 'GET /usage', usage, usageLimit, label),
+        ratioFigure(context, 'GET /videos?limit=100', list!, listLimit!, label),
+        ratioFigure(context, 'GET /usage', usage!, usageLimit!, label),
       ];
     } finally {
       await api.close();
@@ -326,30 +433,33 @@ const track: Benchmark = {
         `live key, 1,000,000 USD; each request a new X/Twitter link (track-request.cjs), duration_days 1; every 201 waited for the read models (read-your-writes)`,
       );
       context.log(describeLoad(load));
-      const value = await measure(
-        {
-          url: `${api.base}${API}/videos/track`,
-          method: 'POST',
-          headers: { 'x-api-key': org.apiKey, 'content-type': 'application/json' },
-          setupRequest: TRACK_REQUEST_FILE,
-          okStatus: 201,
-        },
+      const [value] = await measureAlternately(
+        [
+          {
+            url: `${api.base}${API}/videos/track`,
+            method: 'POST',
+            headers: { 'x-api-key': org.apiKey, 'content-type': 'application/json' },
+            setupRequest: TRACK_REQUEST_FILE,
+            okStatus: 201,
+          },
+        ],
         load,
+        await postgresCpuMeter(service.pool),
       );
-      context.log(`API POST /videos/track: ${summary(value)}`);
+      context.log(`API POST /videos/track: ${summary(value!)}`);
       await service.settle();
-      const { rows } = await service.pool.query<{ n: string }>(`SELECT count(*) AS n FROM es.events WHERE type = 'VideoTracked'`);
-      context.log(`videos tracked in the log: ${rows[0]!.n} (warm-up included)`);
+      const { rows } = await service.pool.query<{ n: string }>(`SELECT count(*) AS n FROM rm.videos`);
+      context.log(`videos in the read model afterwards: ${rows[0]!.n} (warm-up and answers cut off at the end of a slice included)`);
       return [
         {
           figure: 'POST /videos/track (read-your-writes)',
-          value: value.rps,
+          value: value!.rps,
           unit: 'req/s',
           limit: null,
           limitLabel: '-',
           target: '>= 1,000 req/s',
-          met: context.smoke ? null : value.rps >= 1_000,
-          notes: [`p99 ${value.p99} ms`, oddities(value, 201)].filter(Boolean).join('; '),
+          met: context.smoke ? null : value!.rps >= 1_000,
+          notes: [`p99 ${value!.p99} ms`, cpuNote(value!), oddities(value!, 201)].filter(Boolean).join('; '),
         },
       ];
     } finally {

@@ -7,6 +7,7 @@ import pg from 'pg';
 import { startBenchServer } from './env.ts';
 import type { Benchmark, Figure } from './types.ts';
 import { collectBenchmark } from './collect.ts';
+import { closeDataset } from './dataset.ts';
 import { rebuildBenchmark } from './rebuild.ts';
 import { schedulerBenchmark } from './scheduler.ts';
 import { httpBenchmarks } from './http.ts';
@@ -42,6 +43,7 @@ try {
     console.log(`   (${((performance.now() - t0) / 1000).toFixed(1)} s)`);
   }
 } finally {
+  await closeDataset();
   await server.stop();
 }
 
