@@ -1,10 +1,33 @@
 // The scheduler holding every video of the data set (1,000,000 in a full run): the real
-// Bree scheduler on a clock that runs at wall speed, started just before every video's next
-// slot falls due at the same instant (the worst case), measured for memory and lateness.
-import { HOUR_MS, type Clock } from '../../src/clock.ts';
-import { Scheduler } from '../../src/collect/scheduler.ts';
+// scheduler role (`src/main.ts scheduler`, Bree and all) in a process of its own, as it runs in
+// production, on a clock at wall speed started just before every video's next slot falls due
+// at the same instant (the worst case). Measured: its peak resident memory, and how late the
+// last of those slots is collected (the projection here catches up beside it).
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { HOUR_MS } from '../../src/clock.ts';
 import { dataset } from './dataset.ts';
 import type { Benchmark } from './types.ts';
+
+const root = path.resolve(import.meta.dirname, '../..');
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+    server.on('error', reject);
+  });
+}
+
+/** Peak resident set of a process, from Linux's /proc (VmHWM), in MB. */
+function peakRssMb(pid: number): number {
+  const match = /VmHWM:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return match ? Number(match[1]) / 1024 : NaN;
+}
 
 export const schedulerBenchmark: Benchmark = {
   name: 'scheduler',
@@ -12,47 +35,60 @@ export const schedulerBenchmark: Benchmark = {
     const { service, videos } = await dataset(context);
     // The next hour boundary after what the other benchmarks collected.
     const due = Math.ceil((service.clock.now().getTime() + 1) / HOUR_MS) * HOUR_MS;
-    const lead = 2_000;
+    const lead = 3_000;
     // --smoke speeds the clock up so that Bree's 10 s collection interval passes quickly.
     const timeScale = context.smoke ? 20 : 1;
+    // The scheduler process reads its clock from the database, as every role does.
     const wallStart = Date.now();
-    const clock: Clock = { now: () => new Date(due - lead + (Date.now() - wallStart) * timeScale) };
-    let collected = 0;
-    let lastAt = 0;
-    let peakRss = process.memoryUsage().rss;
-    const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 100);
-    const scheduler = new Scheduler(
-      { ...service.work, clock, holder: 'bench-scheduler' },
-      {
-        timeScale,
-        onError: (job, error) => context.log(`${job} failed: ${String(error)}`),
-        onRound: (job, counts) => {
-          const n = counts.get('SnapshotRecorded') ?? 0;
-          if (job === 'collect' && n > 0) {
-            collected += n;
-            lastAt = clock.now().getTime();
-          }
-        },
-      },
+    await service.pool.query(
+      `INSERT INTO public.service_clock (id, scale, origin_wall, origin_service) VALUES (1, $1, $2, $3)
+       ON CONFLICT (id) DO UPDATE SET scale = excluded.scale, origin_wall = excluded.origin_wall, origin_service = excluded.origin_service`,
+      [timeScale, new Date(wallStart), new Date(due - lead)],
     );
-    await scheduler.start();
+    const dueWall = wallStart + lead / timeScale;
+    const port = await freePort();
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'scheduler'], {
+      cwd: root,
+      env: { ...process.env, DATABASE_URL: service.url, TIME_SCALE: String(timeScale), COLLECTOR_FALLBACK: 'simulator', METRICS_PORT: String(port), LOG_LEVEL: 'warn' },
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    let remaining = videos;
+    let doneAt = 0;
     const deadline = Date.now() + 600_000;
-    while (collected < videos && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-    await scheduler.stop();
-    clearInterval(sampler);
-    service.clock.set(new Date(clock.now().getTime()));
-    const lateSeconds = (lastAt - due) / 1000;
-    context.log(`${collected.toLocaleString('en-US')} of ${videos.toLocaleString('en-US')} slots collected; the last ${lateSeconds.toFixed(1)} s after they fell due`);
-    const rssMb = peakRss / 2 ** 20;
+    let peak = 0;
+    try {
+      while (Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 100));
+        peak = Math.max(peak, peakRssMb(child.pid!));
+        if (Date.now() < dueWall) continue;
+        const { rows } = await service.pool.query<{ n: string }>(
+          `SELECT count(*) AS n FROM rm.video_schedule WHERE status = 'monitoring' AND next_slot < total_slots AND next_slot_at <= $1`,
+          [new Date(due)],
+        );
+        remaining = Number(rows[0]!.n);
+        if (remaining === 0) {
+          doneAt = Date.now();
+          break;
+        }
+      }
+      peak = Math.max(peak, peakRssMb(child.pid!));
+    } finally {
+      child.kill('SIGTERM');
+      await exited;
+    }
+    service.clock.set(new Date(due - lead + (Date.now() - wallStart) * timeScale));
+    const lateSeconds = ((doneAt || Date.now()) - dueWall) / 1000;
+    context.log(`${(videos - remaining).toLocaleString('en-US')} of ${videos.toLocaleString('en-US')} slots collected and projected; the last ${lateSeconds.toFixed(1)} s after they fell due; scheduler process peak RSS ${peak.toFixed(0)} MB`);
     return [
       {
-        figure: `scheduler holding ${videos.toLocaleString('en-US')} videos: peak RSS`,
-        value: rssMb,
+        figure: `scheduler process holding ${videos.toLocaleString('en-US')} videos: peak RSS`,
+        value: peak,
         unit: 'MB',
         limit: null,
         limitLabel: '',
         target: '< 512 MB',
-        met: context.smoke ? null : rssMb < 512,
+        met: context.smoke ? null : peak < 512,
       },
       {
         figure: `scheduler: latest slot, all ${videos.toLocaleString('en-US')} due at once`,
@@ -61,8 +97,8 @@ export const schedulerBenchmark: Benchmark = {
         limit: null,
         limitLabel: '',
         target: '<= 60 s',
-        met: context.smoke ? null : collected === videos && lateSeconds <= 60,
-        notes: collected === videos ? '' : `only ${collected} collected`,
+        met: context.smoke ? null : remaining === 0 && lateSeconds <= 60,
+        notes: remaining === 0 ? 'collected and projected' : `${remaining} not collected`,
       },
     ];
   },
