@@ -110,15 +110,6 @@ export async function pausedVideos(pool: Pool, now: Date, limit: number): Promis
   return rows;
 }
 
-/** Money an organization can still spend: balance minus what is recorded but not yet charged. */
-export async function availableFunds(pool: Pool, orgIds: readonly string[]): Promise<Map<string, number>> {
-  const { rows } = await pool.query<{ org_id: string; available: string }>(
-    `SELECT org_id, balance - (live_cost - total_charged) AS available FROM rm.usage WHERE org_id = ANY($1::text[])`,
-    [orgIds],
-  );
-  return new Map(rows.map((r) => [r.org_id, Number(r.available)]));
-}
-
 /** Organizations with live snapshots recorded but not charged, and how many they have recorded in all. */
 export async function unchargedOrganizations(pool: Pool, limit: number): Promise<Array<{ orgId: string; liveSnapshots: number }>> {
   const { rows } = await pool.query<{ org_id: string; live_snapshots: string }>(

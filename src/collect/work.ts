@@ -11,7 +11,7 @@ import type { ProjectionWatcher } from '../../projections/watcher.ts';
 import type { Collector, FetchResult } from './collector.ts';
 import type { CollectorSet } from './collectors.ts';
 import { applyDecisions, type AppliedDecisions, type Decision } from './decisions.ts';
-import { availableFunds, endedVideos, pausedVideos, unchargedOrganizations, type VideoWork } from './due-videos.ts';
+import { endedVideos, fundsAtCheckpoint, pausedVideos, unchargedOrganizations, type VideoWork } from './due-videos.ts';
 import { leaseOrganizations, releaseOrganizations } from './leases.ts';
 import { sweepDue } from './collect-sweep.ts';
 
@@ -116,7 +116,7 @@ export async function resumeFunded(deps: WorkDeps): Promise<AppliedDecisions> {
   const holder = `${deps.holder}/resume`;
   const orgs = await leaseOrganizations(deps.pool, holder, [...new Set(paused.map((v) => v.org_id))], 1000);
   try {
-    const funds = await availableFunds(deps.pool, orgs);
+    const { funds } = await fundsAtCheckpoint(deps.pool, orgs);
     const decisions: Decision[] = [];
     for (const video of paused) {
       const available = funds.get(video.org_id);

@@ -5,10 +5,11 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { migrate } from '../../src/db/migrate.ts';
 import { BatchingEventStore } from '../../src/eventstore/batching.ts';
-import { appendManyOn, PostgresEventStore } from '../../src/eventstore/postgres.ts';
+import { PostgresEventStore } from '../../src/eventstore/postgres.ts';
 import { eventStoreMigrations } from '../../src/eventstore/postgres-schema.ts';
 import { WrongExpectedRevision, type EventStore, type StreamAppend } from '../../src/eventstore/port.ts';
 import { createTestDatabase } from '../support/db.ts';
+import { beginAppendOn } from './postgres-late-commit.ts';
 import { eventStoreContract } from './contract.ts';
 
 async function makeStores() {
@@ -36,21 +37,7 @@ eventStoreContract('batching over postgres', async () => {
   return {
     store,
     teardown,
-    async beginAppend(streamId, events) {
-      const client = await db.pool.connect();
-      await client.query('begin');
-      const [outcome] = await appendManyOn(client, [{ streamId, events, expectedRevision: 'any' }]);
-      assert.ok(outcome!.ok);
-      let done = false;
-      return {
-        async commit() {
-          if (done) return;
-          done = true;
-          await client.query('commit');
-          client.release();
-        },
-      };
-    },
+    beginAppend: beginAppendOn(db.pool),
   };
 });
 

@@ -6,6 +6,7 @@ import { appendManyOn, PostgresEventStore } from '../../src/eventstore/postgres.
 import { eventStoreMigrations } from '../../src/eventstore/postgres-schema.ts';
 import type { RecordedEvent } from '../../src/eventstore/port.ts';
 import { createTestDatabase } from '../support/db.ts';
+import { beginAppendOn } from './postgres-late-commit.ts';
 import { eventStoreContract, type ContractFixture } from './contract.ts';
 
 async function makeStore(): Promise<ContractFixture & { pool: import('pg').Pool }> {
@@ -19,21 +20,7 @@ async function makeStore(): Promise<ContractFixture & { pool: import('pg').Pool 
       await store.close();
       await db.drop();
     },
-    async beginAppend(streamId, events) {
-      const client = await db.pool.connect();
-      await client.query('begin');
-      const [outcome] = await appendManyOn(client, [{ streamId, events, expectedRevision: 'any' }]);
-      assert.ok(outcome!.ok);
-      let done = false;
-      return {
-        async commit() {
-          if (done) return;
-          done = true;
-          await client.query('commit');
-          client.release();
-        },
-      };
-    },
+    beginAppend: beginAppendOn(db.pool),
   };
 }
 
