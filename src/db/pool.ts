@@ -24,6 +24,13 @@ export function createPool(url: string, options: PoolOptions = {}): pg.Pool {
     // Fail fast rather than queue forever when the server is gone or the pool is exhausted.
     connectionTimeoutMillis: 10_000,
     keepAlive: true,
+    // Every hot statement joins a batch (an unnest of a few thousand keys) to a large table by
+    // its key, and that table is in memory. At the default random_page_cost of 4 the planner
+    // prices those key lookups as disk seeks and hash-joins a sequential scan of the whole
+    // table instead, once per batch: measured 230 ms against 74 ms for a page of 5,000 video
+    // updates on 100,000 videos, and the gap grows with the table. 1.1 is the usual figure for
+    // data in memory or on SSD; set per session, so the plans are the same on any server.
+    options: '-c random_page_cost=1.1',
   });
   // Without a listener, an idle connection dropped by the server (restart,
   // pg_terminate_backend) would crash the process with an unhandled 'error'.

@@ -56,4 +56,9 @@ export const eventStoreMigrations: readonly Migration[] = [
       alter table es.events set (fillfactor = 100);
     `,
   },
+  {
+    // The append decides races on the (stream_id, revision) index alone (see APPEND_SQL).
+    id: 'eventstore/003-no-stream-rows',
+    sql: `drop table es.streams;`,
+  },
 ];
