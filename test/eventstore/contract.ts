@@ -238,6 +238,51 @@ export function eventStoreContract(name: string, make: () => Promise<ContractFix
     }
   }));
 
+  test(`${name}: racing multi-event appends to the same streams land whole or not at all`, withStore(async ({ store }) => {
+    const writers = 6;
+    const rounds = 15;
+    await Promise.all(
+      Array.from({ length: writers }, async (_, w) => {
+        for (let i = 0; i < rounds; i++) {
+          // One to three events (by writer) to each of two contested streams in one batch, each
+          // stream at the revision the writer last read; a writer that lost a stream retries it.
+          let pending = ['race-a', 'race-b'];
+          for (let attempt = 0; pending.length > 0; attempt++) {
+            assert.ok(attempt < 1000, 'a writer never got through');
+            const appends = await Promise.all(
+              pending.map(async (streamId) => {
+                const events = await store.readStream(streamId);
+                return {
+                  streamId,
+                  expectedRevision: events.length === 0 ? ('no_stream' as const) : events[events.length - 1]!.revision,
+                  events: Array.from({ length: (w % 3) + 1 }, (_, part) => ({ type: 'E', data: { w, i, part } })),
+                };
+              }),
+            );
+            const results = await store.appendMany(appends);
+            pending = results.filter((r) => !r.ok).map((r) => r.streamId);
+          }
+        }
+      }),
+    );
+    const expected = Array.from({ length: writers }, (_, w) => rounds * ((w % 3) + 1)).reduce((a, b) => a + b);
+    for (const streamId of ['race-a', 'race-b']) {
+      const events = await store.readStream(streamId);
+      assert.equal(events.length, expected);
+      let start = 0;
+      events.forEach((event, k) => {
+        assert.equal(event.revision, BigInt(k), `${streamId} has no gaps`);
+        const data = event.data as { w: number; i: number; part: number };
+        if (data.part === 0) start = k;
+        const first = events[start]!.data as { w: number; i: number };
+        assert.deepEqual(data, { w: first.w, i: first.i, part: k - start }, `${streamId}: each append's events are together, in order`);
+        if (k === events.length - 1 || (events[k + 1]!.data as { part: number }).part === 0) {
+          assert.equal(k - start + 1, (first.w % 3) + 1, `${streamId}: every append landed whole`);
+        }
+      });
+    }
+  }));
+
   test(`${name}: an event whose transaction commits late is not skipped`, withStore(async (fixture, t) => {
     const { store, beginAppend } = fixture;
     if (!beginAppend) return t.skip('the adapter has no client-side transactions');
