@@ -8,7 +8,7 @@
 // database restart) are reported and the runner starts again by itself.
 import { createHash } from 'node:crypto';
 import type { Pool, PoolClient } from 'pg';
-import { BehaviorSubject, Subscription, concatMap, filter, from, map, tap } from 'rxjs';
+import { BehaviorSubject, Subscription, concatMap, filter, from, map } from 'rxjs';
 import { withTransaction } from '../src/db/pool.ts';
 import { comparePositions, type EventStore, type Position } from '../src/eventstore/port.ts';
 import { checkpointsDdl, readCheckpoints, writeCheckpoints } from './checkpoints.ts';
@@ -77,9 +77,6 @@ export class ProjectionRunner {
   private client: PoolClient | null = null;
   private onClientError: ((error: Error) => void) | null = null;
   private inFlight: Promise<void> = Promise.resolve();
-  /** Pages handed over by the subscription and not yet committed. */
-  private unapplied = 0;
-  private drained: (() => void) | null = null;
   private stopped = false;
   private retry: NodeJS.Timeout | null = null;
 
@@ -125,17 +122,12 @@ export class ProjectionRunner {
 
     // A page that failed before a restart must not fail the new subscription's first `ready()`.
     this.inFlight = Promise.resolve();
-    this.unapplied = 0;
     this.subscription = this.store
-      .subscribeAll(start, { batchSize: this.options.batchSize ?? 5000, ready: () => this.readAhead() })
+      .subscribeAll(start, { batchSize: this.options.batchSize ?? 5000, ready: () => this.inFlight })
       .pipe(
         filter((page) => page.length > 0),
-        tap(() => this.unapplied++),
         concatMap((page) => {
-          this.inFlight = this.applyPage(page as LoggedEvent[], checkpoints).finally(() => {
-            this.unapplied--;
-            this.drained?.();
-          });
+          this.inFlight = this.applyPage(page as LoggedEvent[], checkpoints);
           return from(this.inFlight).pipe(map(() => page[page.length - 1]!.position));
         }),
       )
@@ -143,15 +135,6 @@ export class ProjectionRunner {
         next: (position) => this.position$.next(position),
         error: (error) => this.failed(error, onError),
       });
-  }
-
-  /**
-   * Backpressure with one page of read-ahead: the next page is read while this one is
-   * applied (the database reads on one core and writes on the other), and no further.
-   */
-  private readAhead(): Promise<void> {
-    if (this.unapplied <= 1) return Promise.resolve();
-    return new Promise((resolve) => (this.drained = () => this.unapplied <= 1 && resolve()));
   }
 
   private failed(error: unknown, onError: (error: unknown) => void): void {

