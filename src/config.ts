@@ -17,6 +17,8 @@ export interface Config {
   collectorFallback: 'simulator' | null;
   failedAuthLimit: number;
   logLevel: string;
+  /** REDIS_URL: the rate limits' store, shared by every API replica (in memory when null). */
+  redisUrl: string | null;
   /** Where a projector or scheduler role serves /metrics (the API serves it on its own port). */
   metricsPort: number | null;
   // --- event store (src/eventstore/create.ts) ---
@@ -36,6 +38,14 @@ function positiveNumber(name: string, text: string | undefined, fallback: number
   return value;
 }
 
+/** A TCP port; 0 asks the OS for a free one (tests; the bound port is in `${DATA_DIR}/service.json`). */
+function port(name: string, text: string | undefined, fallback: number): number {
+  if (text === undefined || text === '') return fallback;
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < 0 || value > 65_535) throw new Error(`${name} must be a port number (0-65535; 0 lets the OS choose), got "${text}"`);
+  return value;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] = process.argv.slice(2)): Config {
   const role = (argv.find((a) => !a.startsWith('-')) ?? env.ROLE ?? 'all') as Role;
   if (!ROLES.includes(role)) throw new Error(`role must be one of ${ROLES.join(', ')}, got "${role}"`);
@@ -45,7 +55,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
   return {
     role,
     host: env.HOST || '127.0.0.1',
-    port: positiveNumber('PORT', env.PORT, 3000),
+    port: port('PORT', env.PORT, 3000),
     databaseUrl,
     dataDir: path.resolve(env.DATA_DIR || '.data'),
     timeScale: positiveNumber('TIME_SCALE', env.TIME_SCALE, 1),
@@ -54,7 +64,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
     collectorFallback: fallback === 'simulator' ? 'simulator' : null,
     failedAuthLimit: positiveNumber('AUTH_FAILURE_RATE_LIMIT', env.AUTH_FAILURE_RATE_LIMIT, 100),
     logLevel: env.LOG_LEVEL || 'info',
-    metricsPort: env.METRICS_PORT ? positiveNumber('METRICS_PORT', env.METRICS_PORT, 9464) : null,
+    redisUrl: env.REDIS_URL || null,
+    metricsPort: env.METRICS_PORT ? port('METRICS_PORT', env.METRICS_PORT, 9464) : null,
     ...eventStoreConfig(env),
   };
 }

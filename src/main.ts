@@ -5,7 +5,6 @@ import Fastify from 'fastify';
 import pino from 'pino';
 import { systemClock } from './clock.ts';
 import { apiLogger, buildApp } from './api/app.ts';
-import { KeyCache } from './api/key-cache.ts';
 import { createCollectorSet } from './collect/collectors.ts';
 import { liveCollectorsFromEnv } from './collect/collectors/from-env.ts';
 import { Scheduler } from './collect/scheduler.ts';
@@ -16,6 +15,7 @@ import { migrate } from './db/migrate.ts';
 import { allMigrations } from './db/schema.ts';
 import { createPool } from './db/pool.ts';
 import { startServiceClock } from './db/service-clock.ts';
+import { removeServiceFile, urlOf, writeServiceFile } from './service-file.ts';
 import { createEventStore } from './eventstore/create.ts';
 import { CompletionEmails } from './notify/completion-email.ts';
 import { READ_SCHEMA, projections } from '../projections/index.ts';
@@ -59,6 +59,8 @@ if (live.missing.length > 0) {
 
 const stops: Array<() => Promise<void> | void> = [];
 let ready = false;
+let apiUrl: string | null = null;
+let metricsUrl: string | null = null;
 
 if (runs('projector')) {
   const runner = new ProjectionRunner(store, pool, projections, { schema: READ_SCHEMA, notifyChannel: CHECKPOINT_CHANNEL });
@@ -92,29 +94,33 @@ if (runs('scheduler')) {
 }
 
 if (runs('api')) {
-  const keys = new KeyCache(pool);
-  await keys.listen(databaseUrl);
   const app = await buildApp(
-    { pool, store, collectors, clock, watcher, keys, isReady: () => ready, failedAuthLimit: config.failedAuthLimit, metrics },
+    { pool, store, collectors, clock, watcher, isReady: () => ready, failedAuthLimit: config.failedAuthLimit, redisUrl: config.redisUrl, metrics },
     { logger: apiLogger(config.logLevel) },
   );
   await app.listen({ host: config.host, port: config.port });
-  log.info(`API at http://${config.host}:${config.port}/api/v1`);
-  stops.unshift(() => app.close(), () => keys.close());
-} else if (config.metricsPort) {
+  apiUrl = urlOf(app.server.address());
+  metricsUrl = apiUrl;
+  log.info(`API at ${apiUrl}/api/v1`);
+  stops.unshift(() => app.close());
+} else if (config.metricsPort !== null) {
   // A role without the API still shows its metrics to Prometheus, and its health.
   const server = Fastify();
   server.get('/metrics', async (_request, reply) => reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()));
   server.get('/health', async (_request, reply) => reply.code(ready ? 200 : 503).send({ status: ready ? 'ok' : 'starting' }));
   await server.listen({ host: config.host, port: config.metricsPort });
+  metricsUrl = urlOf(server.server.address());
   stops.push(() => server.close());
 }
 ready = true;
+// PORT=0 / METRICS_PORT=0 let the OS choose: this file says which ports it chose.
+writeServiceFile(config.dataDir, { pid: process.pid, api: apiUrl, metrics: metricsUrl });
 
 let stopping = false;
 async function shutdown(): Promise<void> {
   if (stopping) return;
   stopping = true;
+  removeServiceFile(config.dataDir);
   for (const stop of stops) await Promise.resolve(stop()).catch((err) => log.warn({ err }, 'while stopping'));
   await store.close();
   await pool.end();
