@@ -3,6 +3,7 @@ import { ident, ofType, type Projection } from './projection.ts';
 
 export const apiKeysProjection: Projection = {
   name: 'api_keys',
+  version: 1,
   tables: ['organizations', 'api_keys'],
   ddl: (schema) => {
     const s = ident(schema);
@@ -57,8 +58,6 @@ export const apiKeysProjection: Projection = {
          WHERE k.key_id = r."keyId"`,
         [JSON.stringify(revoked)],
       );
-      // Other API processes drop their cached copy of these keys at once.
-      await client.query(`SELECT pg_notify('api_key_revoked', k) FROM unnest($1::text[]) AS k`, [revoked.map((r) => r.keyId)]);
     }
   },
 };

@@ -11,6 +11,12 @@ export type LoggedEvent = RecordedEvent<DomainEvent['type'], any> & DomainEvent;
  */
 export interface Projection {
   readonly name: string;
+  /**
+   * Raised by hand whenever the tables or what `apply` writes into them change. Only the
+   * projector holding the lock moves the database to a new version (projections/versions.ts),
+   * and a process whose version is older than the database's leaves the tables alone.
+   */
+  readonly version: number;
   /** DDL creating the projection's tables in `schema`, idempotent (IF NOT EXISTS). */
   ddl(schema: string): string;
   /** Tables it owns, for a rebuild's swap. */

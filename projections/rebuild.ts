@@ -2,10 +2,13 @@
 // live ones keep answering, then swap the fresh tables in, in one transaction. A rebuild
 // that dies halfway resumes from its own checkpoints when started again.
 import type { Pool } from 'pg';
-import { withTransaction } from '../src/db/pool.ts';
-import { comparePositions, type EventStore, type Position } from '../src/eventstore/port.ts';
-import { ident, type Projection } from './projection.ts';
-import { ProjectionRunner, ensureReadModels } from './runner.ts';
+import type { EventStore, Position } from '../src/eventstore/port.ts';
+import type { Projection } from './projection.ts';
+import { buildBeside } from './runner.ts';
+import { swapIn } from './swap.ts';
+import { describeNewer, planVersions } from './versions.ts';
+
+export { BuildLocked } from './runner.ts';
 
 export interface RebuildOptions {
   projections: readonly Projection[];
@@ -21,65 +24,28 @@ export interface RebuildResult {
   seconds: number;
 }
 
+/** The live read models are of another version than this code: the projector moves versions, not a rebuild. */
+export class VersionMismatch extends Error {}
+
 export async function rebuildReadModels(store: EventStore, pool: Pool, options: RebuildOptions): Promise<RebuildResult> {
   const build = options.buildSchema ?? `${options.liveSchema}_rebuild`;
-  await ensureReadModels(pool, build, options.projections);
-  const target = await store.headPosition();
+  const plan = await planVersions(pool, options.liveSchema, options.projections);
+  if (plan.newer.length > 0) throw new VersionMismatch(`refusing to rebuild: ${describeNewer(plan.newer)}; run the rebuild of that version`);
+  if (plan.upgrade.length > 0) {
+    throw new VersionMismatch(
+      `refusing to rebuild: ${plan.upgrade.map((p) => p.name).join(', ')} in the database are older than this code; the projector of this version moves them (start it)`,
+    );
+  }
   const started = performance.now();
   let events = 0;
-  const runner = new ProjectionRunner(store, pool, options.projections, {
-    schema: build,
-    batchSize: options.batchSize ?? 10_000,
+  await buildBeside(store, pool, options.projections, build, {
+    batchSize: options.batchSize,
     onPage: (n, position) => {
       events += n;
       options.onProgress?.(events, position);
     },
   });
-  let failure: unknown = null;
-  await runner.start((error) => (failure = error));
-  if (!runner.active) throw new Error(`another rebuild into ${build} is running`);
-  try {
-    await new Promise<void>((resolve, reject) => {
-      const subscription = runner.position$.subscribe((position) => {
-        if (failure) reject(failure);
-        else if (!target || (position && comparePositions(position, target) >= 0)) {
-          subscription?.unsubscribe();
-          resolve();
-        }
-      });
-    });
-  } finally {
-    await runner.stop();
-  }
   const seconds = (performance.now() - started) / 1000;
   await swapIn(pool, build, options.liveSchema, options.projections);
   return { events, seconds };
-}
-
-/**
- * Moves the fresh tables and their checkpoints into the live schema in one transaction.
- * Locking the live checkpoints first waits for the live runner's batch in progress; its next
- * batch finds checkpoints it did not write and starts again from them.
- */
-async function swapIn(pool: Pool, build: string, live: string, projections: readonly Projection[]): Promise<void> {
-  const [from, to, retired] = [ident(build), ident(live), ident(`${live}_retired`)];
-  const names = projections.map((p) => p.name);
-  await withTransaction(pool, async (client) => {
-    await client.query(`CREATE SCHEMA IF NOT EXISTS ${to}`);
-    await client.query(`SELECT projection FROM ${to}.checkpoints WHERE projection = ANY($1::text[]) FOR UPDATE`, [names]);
-    await client.query(`DROP SCHEMA IF EXISTS ${retired} CASCADE; CREATE SCHEMA ${retired}`);
-    for (const table of projections.flatMap((p) => p.tables)) {
-      await client.query(`ALTER TABLE IF EXISTS ${to}.${ident(table)} SET SCHEMA ${retired}`);
-      await client.query(`ALTER TABLE ${from}.${ident(table)} SET SCHEMA ${to}`);
-    }
-    for (const table of ['checkpoints', 'projection_versions']) {
-      const [key, columns] = table === 'checkpoints' ? ['projection', 'commit_position, prepare_position, updated_at'] : ['projection', 'ddl_hash'];
-      await client.query(
-        `INSERT INTO ${to}.${table} SELECT * FROM ${from}.${table} WHERE projection = ANY($1::text[])
-         ON CONFLICT (${key}) DO UPDATE SET (${columns}) = (SELECT ${columns.split(', ').map((c) => `excluded.${c}`).join(', ')})`,
-        [names],
-      );
-    }
-    await client.query(`DROP SCHEMA ${retired} CASCADE; DROP SCHEMA ${from} CASCADE`);
-  });
 }

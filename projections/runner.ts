@@ -6,13 +6,24 @@
 // so if the connection dies the lock goes with it and no write of ours can follow; a
 // standby process waiting for the lock takes over from the checkpoints. Failures (a
 // database restart) are reported and the runner starts again by itself.
-import { createHash } from 'node:crypto';
+//
+// The runner holding the lock is the one owner of the read-model tables (versions.ts): it
+// creates them in a fresh schema and moves an older version to its own by building beside and
+// swapping. A runner whose code is older than the database stands by and touches nothing.
+//
+// An event a projection cannot apply is parked (parking.ts) and the page goes on without it:
+// the page is tried whole first (the usual case costs nothing more), and only when that
+// fails for a reason that is not transient is it applied again in halves inside savepoints
+// until the events at fault are found.
 import type { Pool, PoolClient } from 'pg';
-import { BehaviorSubject, Subscription, concatMap, filter, from, map } from 'rxjs';
+import { BehaviorSubject, Subject, Subscription, concatMap, filter, firstValueFrom, from, map, merge, mergeMap, throwError } from 'rxjs';
 import { withTransaction } from '../src/db/pool.ts';
 import { comparePositions, type EventStore, type Position } from '../src/eventstore/port.ts';
-import { checkpointsDdl, readCheckpoints, writeCheckpoints } from './checkpoints.ts';
+import { readCheckpoints, writeCheckpoints } from './checkpoints.ts';
+import { describeParked, isTransient, parkEvents, type ParkedEvent } from './parking.ts';
 import { ident, type LoggedEvent, type Projection } from './projection.ts';
+import { swapIn } from './swap.ts';
+import { bookkeepingDdl, createReadModels, describeNewer, planVersions } from './versions.ts';
 
 export interface RunnerOptions {
   schema: string;
@@ -23,6 +34,10 @@ export interface RunnerOptions {
   notifyChannel?: string | null;
   /** Run even if another runner holds the schema (a rebuild into a schema of its own). */
   exclusive?: boolean;
+  /** Told of each event parked, once its page has committed (default: one JSON line on stderr). */
+  onParked?: (parked: ParkedEvent) => void;
+  /** Told why this runner stands by (another holds the lock, or the database is a newer version). */
+  onStandby?: (reason: string) => void;
 }
 
 const RETRY_MS = 1_000;
@@ -34,38 +49,46 @@ export class CheckpointMoved extends Error {
   }
 }
 
+/** Another process holds the build schema's lock. */
+export class BuildLocked extends Error {
+  constructor(readonly schema: string) {
+    super(`another rebuild into ${schema} is running`);
+  }
+}
+
+/** A projection's apply failed: its cause decides between retrying the page and parking. */
+class ApplyFailed extends Error {
+  constructor(readonly cause: unknown) {
+    super(String((cause as Error)?.message ?? cause));
+  }
+}
+
+function defaultOnParked(parked: ParkedEvent): void {
+  process.stderr.write(`${JSON.stringify({ level: 'warn', msg: 'projection parked an event it cannot apply', ...describeParked(parked) })}\n`);
+}
+
 /**
- * Creates the read models' tables. A projection whose table definitions changed since its
- * tables were made (a new version of the code) loses its tables and checkpoint here, so the
- * runner rebuilds it from the log: read models are disposable, the log is the truth.
+ * Replays the log into `projections`' tables in `build` (found again after a crash) until the
+ * head of the log as it was when called. Refused with BuildLocked while another build holds it.
  */
-export async function ensureReadModels(pool: Pool, schema: string, projections: readonly Projection[]): Promise<void> {
-  const s = ident(schema);
-  await withTransaction(pool, async (client) => {
-    await client.query(`SELECT pg_advisory_xact_lock(hashtext($1))`, [`vidtrack.read-models.${schema}`]);
-    await client.query(`CREATE SCHEMA IF NOT EXISTS ${s}`);
-    await client.query(checkpointsDdl(schema));
-    await client.query(`CREATE TABLE IF NOT EXISTS ${s}.projection_versions (projection text PRIMARY KEY, ddl_hash text NOT NULL)`);
-    for (const p of projections) {
-      const hash = createHash('sha256').update(p.ddl('schema')).digest('hex');
-      const { rows } = await client.query<{ ddl_hash: string | null }>(
-        `SELECT (SELECT ddl_hash FROM ${s}.projection_versions WHERE projection = $1) AS ddl_hash,
-                EXISTS (SELECT FROM ${s}.checkpoints WHERE projection = $1) AS projected`,
-        [p.name],
-      );
-      const { ddl_hash: known, projected } = rows[0] as { ddl_hash: string | null; projected: boolean };
-      // Tables built by a version that recorded no hash count as changed too.
-      if (known !== hash && (known !== null || projected)) {
-        for (const table of p.tables) await client.query(`DROP TABLE IF EXISTS ${s}.${ident(table)} CASCADE`);
-        await client.query(`DELETE FROM ${s}.checkpoints WHERE projection = $1`, [p.name]);
-      }
-      await client.query(p.ddl(schema));
-      await client.query(
-        `INSERT INTO ${s}.projection_versions (projection, ddl_hash) VALUES ($1, $2) ON CONFLICT (projection) DO UPDATE SET ddl_hash = excluded.ddl_hash`,
-        [p.name, hash],
-      );
-    }
-  });
+export async function buildBeside(
+  store: EventStore,
+  pool: Pool,
+  projections: readonly Projection[],
+  build: string,
+  options: { batchSize?: number; onPage?: (events: number, position: Position) => void; onParked?: (parked: ParkedEvent) => void } = {},
+): Promise<void> {
+  const target = await store.headPosition();
+  const failures = new Subject<unknown>();
+  const runner = new ProjectionRunner(store, pool, projections, { schema: build, batchSize: options.batchSize ?? 10_000, onPage: options.onPage, onParked: options.onParked });
+  await runner.start((error) => failures.next(error));
+  try {
+    if (!runner.active) throw new BuildLocked(build);
+    const caughtUp = runner.position$.pipe(filter((position) => !target || (position !== null && comparePositions(position, target) >= 0)));
+    await firstValueFrom(merge(caughtUp, failures.pipe(mergeMap((error) => throwError(() => error)))));
+  } finally {
+    await runner.stop();
+  }
 }
 
 export class ProjectionRunner {
@@ -73,6 +96,8 @@ export class ProjectionRunner {
   readonly position$ = new BehaviorSubject<Position | null>(null);
   /** True while this process holds the lock and projects (false on a standby). */
   active = false;
+  /** Why this runner stands by, while it does. */
+  standbyReason: string | null = null;
   private subscription: Subscription | null = null;
   private client: PoolClient | null = null;
   private onClientError: ((error: Error) => void) | null = null;
@@ -89,7 +114,8 @@ export class ProjectionRunner {
 
   /**
    * Resolves once this runner projects, or once it knows it is a standby (another process
-   * holds the lock; it keeps trying in the background). Errors go to `onError`.
+   * holds the lock, or the database holds a newer version; it keeps trying in the
+   * background). Errors go to `onError`.
    */
   async start(onError: (error: unknown) => void): Promise<void> {
     this.stopped = false;
@@ -102,17 +128,22 @@ export class ProjectionRunner {
 
   private async run(onError: (error: unknown) => void): Promise<void> {
     const { schema } = this.options;
-    await ensureReadModels(this.pool, schema, this.projections);
     this.client = await this.pool.connect();
     this.onClientError = (error: Error) => this.failed(error, onError);
     this.client.on('error', this.onClientError);
+    // An older version never takes the lock from a newer one that is waiting for it.
+    if (await this.newerInDatabase()) return this.standBy(onError);
     const { rows } = await this.client.query<{ locked: boolean }>(`SELECT pg_try_advisory_lock(hashtext($1)) AS locked`, [`vidtrack.projector.${schema}`]);
     if (!rows[0]!.locked && this.options.exclusive !== false) {
-      this.release();
-      this.schedule(onError);
-      return;
+      this.standbyReason = 'another process projects these read models';
+      return this.standBy(onError);
+    }
+    if (!(await this.prepareTables())) {
+      await this.client.query(`SELECT pg_advisory_unlock(hashtext($1))`, [`vidtrack.projector.${schema}`]);
+      return this.standBy(onError);
     }
     this.active = true;
+    this.standbyReason = null;
     const names = this.projections.map((p) => p.name);
     const checkpoints = await readCheckpoints(this.client, schema, names);
     // Resume from the least advanced projection; the others skip what they already have.
@@ -135,6 +166,52 @@ export class ProjectionRunner {
         next: (position) => this.position$.next(position),
         error: (error) => this.failed(error, onError),
       });
+  }
+
+  private async newerInDatabase(): Promise<boolean> {
+    const { schema } = this.options;
+    // Migrations make the live schema's bookkeeping; a build schema's is made here, once.
+    const { rows } = await this.client!.query<{ found: boolean }>(`SELECT to_regclass($1) IS NOT NULL AS found`, [`${ident(schema)}.parked_events`]);
+    if (!rows[0]!.found) {
+      await this.client!.query(bookkeepingDdl(schema)).catch((error: { code?: string }) => {
+        // Two runners making a fresh build schema at once: the loser finds it made.
+        if (error.code !== '23505' && error.code !== '42P07') throw error;
+      });
+    }
+    const { newer } = await planVersions(this.client!, schema, this.projections);
+    if (newer.length === 0) return false;
+    this.standbyReason = `the database holds newer read models than this code (${describeNewer(newer)}): leaving them to the newer projector`;
+    return true;
+  }
+
+  /**
+   * With the lock held: creates the tables of a fresh schema and moves older versions to this
+   * code's (built beside, swapped in). False when the database turned out newer meanwhile.
+   */
+  private async prepareTables(): Promise<boolean> {
+    const { schema } = this.options;
+    const plan = await planVersions(this.client!, schema, this.projections);
+    if (plan.newer.length > 0) {
+      this.standbyReason = `the database holds newer read models than this code (${describeNewer(plan.newer)}): leaving them to the newer projector`;
+      return false;
+    }
+    if (plan.unversionedChange.length > 0) {
+      throw new Error(`the tables of ${plan.unversionedChange.map((p) => p.name).join(', ')} changed but their version did not: raise the projection's version`);
+    }
+    if (plan.create.length > 0) await withTransaction(this.pool, (client) => createReadModels(client, schema, plan.create));
+    if (plan.upgrade.length > 0) {
+      // The live tables keep serving the older version meanwhile; the swap replaces them whole.
+      const build = `${schema}_upgrade`;
+      await buildBeside(this.store, this.pool, plan.upgrade, build, { onParked: this.options.onParked });
+      await swapIn(this.pool, build, schema, plan.upgrade);
+    }
+    return true;
+  }
+
+  private standBy(onError: (error: unknown) => void): void {
+    this.release();
+    if (this.standbyReason) this.options.onStandby?.(this.standbyReason);
+    this.schedule(onError);
   }
 
   private failed(error: unknown, onError: (error: unknown) => void): void {
@@ -163,10 +240,30 @@ export class ProjectionRunner {
   }
 
   private async applyPage(page: LoggedEvent[], checkpoints: Map<string, Position | null>): Promise<void> {
+    let parked: ParkedEvent[];
+    try {
+      parked = await this.applyInTransaction(page, checkpoints, false);
+    } catch (error) {
+      if (!(error instanceof ApplyFailed) || isTransient(error.cause)) throw error instanceof ApplyFailed ? error.cause : error;
+      // Some event of the page cannot be applied: again, finding it.
+      parked = await this.applyInTransaction(page, checkpoints, true);
+    }
+    const last = page[page.length - 1]!.position;
+    for (const projection of this.projections) {
+      const checkpoint = checkpoints.get(projection.name) ?? null;
+      if (!checkpoint || comparePositions(last, checkpoint) > 0) checkpoints.set(projection.name, last);
+    }
+    for (const p of parked) (this.options.onParked ?? defaultOnParked)(p);
+    this.options.onPage?.(page.length, last);
+  }
+
+  /** One transaction for the page and the checkpoints; `isolate`: park the events at fault. */
+  private async applyInTransaction(page: LoggedEvent[], checkpoints: Map<string, Position | null>, isolate: boolean): Promise<ParkedEvent[]> {
     const { schema } = this.options;
     const client = this.client;
     if (!client) throw new Error('projection runner lost its connection');
     const last = page[page.length - 1]!.position;
+    const parked: ParkedEvent[] = [];
     await client.query('BEGIN');
     try {
       // A rebuild may have swapped fresh tables in, with checkpoints of their own: then this
@@ -183,21 +280,45 @@ export class ProjectionRunner {
         const checkpoint = checkpoints.get(projection.name) ?? null;
         const events = checkpoint ? page.filter((e) => comparePositions(e.position, checkpoint) > 0) : page;
         if (events.length === 0) continue;
-        await projection.apply(client, schema, events);
+        if (isolate) await this.applyIsolating(client, projection, events, parked);
+        else await projection.apply(client, schema, events).catch((error: unknown) => Promise.reject(new ApplyFailed(error)));
         advanced.push(projection.name);
       }
+      await parkEvents(client, schema, parked);
       if (advanced.length > 0) await writeCheckpoints(client, schema, advanced, last);
       if (this.options.notifyChannel) await client.query(`SELECT pg_notify($1, $2)`, [this.options.notifyChannel, `${last.commit}/${last.prepare}`]);
       await client.query('COMMIT');
+      return parked;
     } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
+      // A connection that cannot even roll back is gone: whatever failed, it was not the event.
+      const rolledBack = await client.query('ROLLBACK').then(() => true, () => false);
+      if (!rolledBack && error instanceof ApplyFailed) throw error.cause;
       throw error;
     }
-    for (const projection of this.projections) {
-      const checkpoint = checkpoints.get(projection.name) ?? null;
-      if (!checkpoint || comparePositions(last, checkpoint) > 0) checkpoints.set(projection.name, last);
+  }
+
+  /**
+   * Applies `events` inside a savepoint; when that fails for a reason that is not transient,
+   * applies each half in turn the same way, in order, so every event but the ones at fault
+   * is applied exactly as a whole page would apply it.
+   */
+  private async applyIsolating(client: PoolClient, projection: Projection, events: readonly LoggedEvent[], parked: ParkedEvent[]): Promise<void> {
+    await client.query('SAVEPOINT apply_events');
+    try {
+      await projection.apply(client, this.options.schema, events);
+      await client.query('RELEASE SAVEPOINT apply_events');
+      return;
+    } catch (error) {
+      await client.query('ROLLBACK TO SAVEPOINT apply_events; RELEASE SAVEPOINT apply_events');
+      if (isTransient(error)) throw error;
+      if (events.length === 1) {
+        parked.push({ event: events[0]!, projection: projection.name, error });
+        return;
+      }
     }
-    this.options.onPage?.(page.length, last);
+    const middle = Math.ceil(events.length / 2);
+    await this.applyIsolating(client, projection, events.slice(0, middle), parked);
+    await this.applyIsolating(client, projection, events.slice(middle), parked);
   }
 
   async stop(): Promise<void> {
@@ -212,3 +333,6 @@ export class ProjectionRunner {
     }
   }
 }
+
+/** @deprecated The projector owns the read-model tables now (versions.ts): this does nothing. Remove the call. */
+export async function ensureReadModels(_pool: Pool, _schema: string, _projections: readonly Projection[]): Promise<void> {}

@@ -5,6 +5,7 @@ const METRICS = ['views', 'likes', 'comments', 'shares', 'saves', 'retweets', 'r
 
 export const snapshotsProjection: Projection = {
   name: 'snapshots',
+  version: 1,
   tables: ['snapshots'],
   ddl: (schema) => `
     CREATE TABLE IF NOT EXISTS ${ident(schema)}.snapshots (

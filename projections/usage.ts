@@ -15,6 +15,7 @@ interface UsageDelta {
 
 export const usageProjection: Projection = {
   name: 'usage',
+  version: 1,
   tables: ['usage'],
   ddl: (schema) => `
     CREATE TABLE IF NOT EXISTS ${ident(schema)}.usage (

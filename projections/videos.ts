@@ -43,6 +43,7 @@ interface VideoChange {
 // copy of what makes a slot due, indexed in the order a sweep takes due videos.
 export const videosProjection: Projection = {
   name: 'videos',
+  version: 1,
   tables: ['videos', 'video_schedule'],
   ddl: (schema) => {
     const s = ident(schema);

@@ -1,12 +1,14 @@
 // `npm run rebuild [-- --projection NAME]`: replays the log into fresh read-model tables beside
 // the live ones and swaps them in; the API keeps answering meanwhile. Killed halfway, it
-// resumes when started again. A progress bar on a terminal, plain lines otherwise.
+// resumes when started again. A progress bar on a terminal, plain lines otherwise. Refused
+// (exit 1, a one-line reason) while another rebuild runs or when the database's read models are
+// of another version than this code.
 import cliProgress from 'cli-progress';
 import { parseArgs } from 'node:util';
 import { connect } from '../src/cli/connect.ts';
 import { createEventStore } from '../src/eventstore/create.ts';
 import { READ_SCHEMA, projectionByName, projections } from '../projections/index.ts';
-import { rebuildReadModels } from '../projections/rebuild.ts';
+import { BuildLocked, VersionMismatch, rebuildReadModels } from '../projections/rebuild.ts';
 
 const { values } = parseArgs({ options: { projection: { type: 'string', multiple: true } } });
 const chosen = values.projection ? values.projection.map((name) => projectionByName(name) ?? name) : projections;
@@ -30,7 +32,7 @@ try {
       { format: `rebuilding ${names} [{bar}] {percentage}% | {value}/{total} events | {rate} events/s | ETA {eta_formatted}` },
       cliProgress.Presets.shades_classic,
     );
-    bar.start(total, 0, { rate: 0 });
+    bar.start(Math.max(total, 1), 0, { rate: 0 });
     onProgress = (events) => bar.update(Math.min(events, total), { rate: rate(events) });
     finish = () => bar.stop();
   } else {
@@ -50,7 +52,11 @@ try {
     onProgress,
   });
   finish();
-  console.log(`rebuilt ${names}: ${result.events} events in ${result.seconds.toFixed(1)} s (${Math.round(result.events / result.seconds)} events/s), swapped in`);
+  console.log(`rebuilt ${names}: ${result.events} events in ${result.seconds.toFixed(1)} s (${rate(result.events)} events/s), swapped in`);
+} catch (error) {
+  if (!(error instanceof BuildLocked || error instanceof VersionMismatch)) throw error;
+  console.error(`error: ${error.message}`);
+  process.exitCode = 1;
 } finally {
   await store.close();
   await db.close();

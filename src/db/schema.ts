@@ -1,14 +1,4 @@
-// Every layer's migrations, in the order they apply. Read models are not migrated: their
-// tables are created from the projections (and rebuilt from the log when they change).
-import { SCHEDULER_SCHEMA_DDL } from '../collect/leases.ts';
-import { eventStoreMigrations } from '../eventstore/postgres-schema.ts';
-import { notifyMigrations } from '../notify/completion-email.ts';
-import type { Migration } from './migrate.ts';
-import { serviceClockMigrations } from './service-clock.ts';
-
-export const allMigrations: readonly Migration[] = [
-  ...eventStoreMigrations,
-  ...serviceClockMigrations,
-  ...notifyMigrations,
-  { id: 'scheduler/001-leases', sql: SCHEDULER_SCHEMA_DDL },
-];
+// Moved: every layer's migrations are listed in src/migrations.ts, beside the composition root,
+// so that src/db does not depend on the layers above it. This re-export goes once the last
+// importer (src/main.ts) imports src/migrations.ts instead.
+export { allMigrations } from '../migrations.ts';

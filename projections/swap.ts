@@ -1,0 +1,45 @@
+// The swap that ends a rebuild (or a projector's move to a new version): fresh tables built in
+// a schema of their own replace the live ones, with their checkpoints, versions and parked
+// events, in one transaction. The live tables are moved aside and dropped only once the fresh
+// ones are in: no reader ever finds a read model missing.
+import type { Pool } from 'pg';
+import { withTransaction } from '../src/db/pool.ts';
+import { ident, type Projection } from './projection.ts';
+import { bookkeepingDdl } from './versions.ts';
+
+/**
+ * Locking the live checkpoints first waits for the live runner's batch in progress; its next
+ * batch finds checkpoints it did not write and starts again from them.
+ */
+export async function swapIn(pool: Pool, build: string, live: string, projections: readonly Projection[]): Promise<void> {
+  const [from, to, retired] = [ident(build), ident(live), ident(`${live}_retired`)];
+  const names = projections.map((p) => p.name);
+  await withTransaction(pool, async (client) => {
+    await client.query(bookkeepingDdl(live));
+    await client.query(`SELECT projection FROM ${to}.checkpoints WHERE projection = ANY($1::text[]) FOR UPDATE`, [names]);
+    await client.query(`DROP SCHEMA IF EXISTS ${retired} CASCADE; CREATE SCHEMA ${retired}`);
+    for (const table of projections.flatMap((p) => p.tables)) {
+      await client.query(`ALTER TABLE IF EXISTS ${to}.${ident(table)} SET SCHEMA ${retired}`);
+      await client.query(`ALTER TABLE ${from}.${ident(table)} SET SCHEMA ${to}`);
+    }
+    // A projection the build never reached (an empty log) has no checkpoint there: nor may it keep the old one.
+    await client.query(`DELETE FROM ${to}.checkpoints WHERE projection = ANY($1::text[])`, [names]);
+    await client.query(
+      `INSERT INTO ${to}.checkpoints (projection, commit_position, prepare_position, updated_at)
+       SELECT projection, commit_position, prepare_position, updated_at FROM ${from}.checkpoints WHERE projection = ANY($1::text[])`,
+      [names],
+    );
+    await client.query(
+      `INSERT INTO ${to}.projection_versions (projection, version, ddl_hash)
+       SELECT projection, version, ddl_hash FROM ${from}.projection_versions WHERE projection = ANY($1::text[])
+       ON CONFLICT (projection) DO UPDATE SET version = excluded.version, ddl_hash = excluded.ddl_hash`,
+      [names],
+    );
+    await client.query(`DELETE FROM ${to}.parked_events WHERE projection = ANY($1::text[])`, [names]);
+    await client.query(
+      `INSERT INTO ${to}.parked_events SELECT * FROM ${from}.parked_events WHERE projection = ANY($1::text[])`,
+      [names],
+    );
+    await client.query(`DROP SCHEMA ${retired} CASCADE; DROP SCHEMA ${from} CASCADE`);
+  });
+}

@@ -1,0 +1,118 @@
+// `npm run rebuild` as an operator runs it: a child process on DATABASE_URL. Its edge cases:
+// an empty log, a resume that is already caught up, and a rebuild refused because another
+// holds the build lock, which must exit non-zero with a clear message instead of waiting.
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { test, type TestContext } from 'node:test';
+import pg from 'pg';
+import { migrate } from '../../src/db/migrate.ts';
+import { allMigrations } from '../../src/migrations.ts';
+import { PostgresEventStore } from '../../src/eventstore/postgres.ts';
+import { READ_SCHEMA, projections } from '../../projections/index.ts';
+import { ProjectionRunner } from '../../projections/runner.ts';
+import { createTestDatabase, type TestDatabase } from '../support/db.ts';
+
+const root = path.resolve(import.meta.dirname, '../..');
+/** Longer than any rebuild here takes; a run still going then is the hang this file guards against. */
+const RUN_DEADLINE_MS = 30_000;
+
+interface Run {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+function rebuild(db: TestDatabase, ...args: string[]): Promise<Run> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', 'scripts/rebuild.ts', ...args],
+      { cwd: root, env: { ...process.env, DATABASE_URL: db.url }, timeout: RUN_DEADLINE_MS, killSignal: 'SIGKILL' },
+      (error, stdout, stderr) => {
+        const failure = error as (Error & { code?: unknown; signal?: NodeJS.Signals | null }) | null;
+        resolve({ code: failure ? (typeof failure.code === 'number' ? failure.code : null) : 0, signal: failure?.signal ?? null, stdout, stderr });
+      },
+    );
+  });
+}
+
+async function database(t: TestContext): Promise<TestDatabase> {
+  const db = await createTestDatabase();
+  t.after(() => db.drop());
+  await migrate(db.pool, allMigrations);
+  return db;
+}
+
+/** The projector's first start: it makes the read-model tables (nothing else does). */
+async function projectOnce(t: TestContext, db: TestDatabase): Promise<void> {
+  const store = new PostgresEventStore(db.pool);
+  const runner = new ProjectionRunner(store, db.pool, projections, { schema: READ_SCHEMA });
+  t.after(async () => {
+    await runner.stop();
+    await store.close();
+  });
+  let failure: unknown = null;
+  await runner.start((error) => (failure = error));
+  assert.ok(runner.active, `the projector did not start: ${String(failure)}`);
+  await runner.stop();
+}
+
+test('a rebuild of an empty log swaps in empty read models and exits 0', async (t) => {
+  const db = await database(t);
+  await projectOnce(t, db);
+  const run = await rebuild(db);
+  assert.equal(run.code, 0, `exit ${run.code} (signal ${run.signal}): ${run.stderr}`);
+  assert.match(run.stdout, /rebuilt .*: 0 events/);
+  const { rows } = await db.pool.query(`SELECT count(*)::int AS n FROM ${READ_SCHEMA}.videos`);
+  assert.equal(rows[0].n, 0);
+});
+
+test('a rebuild into a build schema that has already caught up swaps it in and exits 0', async (t) => {
+  const db = await database(t);
+  const store = new PostgresEventStore(db.pool);
+  t.after(() => store.close());
+  await store.append('account-org_1', [{ type: 'OrganizationOpened', data: { orgId: 'org_1', name: 'One', email: 'one@example.test', plan: 'free', rateLimit: null, at: '2026-03-01T00:00:00.000Z' } }], 'no_stream');
+  await projectOnce(t, db);
+  // A rebuild that died after replaying everything and before its swap.
+  const build = new ProjectionRunner(store, db.pool, projections, { schema: `${READ_SCHEMA}_rebuild` });
+  await build.start((error) => assert.fail(String(error)));
+  const head = await store.headPosition();
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('the half-done rebuild did not reach the head of the log within 10 s')), 10_000);
+    const subscription = build.position$.subscribe((position) => {
+      if (position && head && position.commit === head.commit && position.prepare === head.prepare) {
+        clearTimeout(timer);
+        queueMicrotask(() => subscription.unsubscribe());
+        resolve();
+      }
+    });
+  });
+  await build.stop();
+
+  const run = await rebuild(db);
+  assert.equal(run.code, 0, `exit ${run.code} (signal ${run.signal}): ${run.stderr}`);
+  assert.match(run.stdout, /swapped in/);
+  const { rows } = await db.pool.query(`SELECT name FROM ${READ_SCHEMA}.organizations`);
+  assert.deepEqual(rows, [{ name: 'One' }]);
+});
+
+test('a rebuild refused because another holds the build lock exits non-zero at once and says why', async (t) => {
+  const db = await database(t);
+  await projectOnce(t, db);
+  // Another rebuild: a session holding the build schema's lock.
+  const other = new pg.Client({ connectionString: db.url });
+  await other.connect();
+  let run: Run;
+  try {
+    await other.query(`SELECT pg_advisory_lock(hashtext($1))`, [`vidtrack.projector.${READ_SCHEMA}_rebuild`]);
+    run = await rebuild(db);
+  } finally {
+    await other.end();
+  }
+  assert.equal(run.signal, null, `the refused rebuild was still running after ${RUN_DEADLINE_MS} ms`);
+  assert.notEqual(run.code, 0);
+  assert.match(run.stderr, /another rebuild .* is running/);
+  assert.doesNotMatch(run.stderr, /\n\s+at /, 'a message, not a stack trace');
+});
