@@ -75,7 +75,7 @@ try {
             seen.add(orgId);
             const ledger = args.all && !ledgers.has(orgId) ? ledgers.set(orgId, emptyLedger(orgId)).get(orgId)! : ledgers.get(orgId);
             if (!ledger || (at && eventTime(event) > at.toISOString())) continue;
-            if (event.type !== 'TrackingClaimed') applyToLedger(ledger, event, slots);
+            if (event.type !== 'TrackingClaimed' && event.type !== 'TrackingReleased') applyToLedger(ledger, event, slots);
           }
           if (comparePositions(page[page.length - 1]!.position, until) >= 0) {
             subscription.unsubscribe();

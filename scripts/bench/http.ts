@@ -18,7 +18,6 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import type pg from 'pg';
 import { HOUR_MS } from '../../src/clock.ts';
 import { buildApp } from '../../src/api/app.ts';
-import { KeyCache } from '../../src/api/key-cache.ts';
 import { chargeUsage, collectDue } from '../../src/collect/work.ts';
 import { createDatabase, startBenchService, type BenchService } from './env.ts';
 import { seedOrganizations, seedVideos, type SeededOrg } from './seed.ts';
@@ -214,15 +213,12 @@ async function listen(app: FastifyInstance): Promise<string> {
 
 /** The real API on a bench service, as src/main.ts wires it (logging off, as buildApp's default). */
 async function startApi(service: BenchService) {
-  const keys = new KeyCache(service.pool);
-  await keys.listen(service.url);
   const app = await buildApp({
     pool: service.pool,
     store: service.store,
     collectors: service.collectors,
     clock: service.clock,
     watcher: service.watcher,
-    keys,
     isReady: () => true,
   });
   const base = await listen(app);
@@ -231,7 +227,6 @@ async function startApi(service: BenchService) {
     base,
     async close() {
       await app.close();
-      await keys.close();
     },
   };
 }

@@ -4,10 +4,13 @@ import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Ajv } from 'ajv';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify';
+import { Redis } from 'ioredis';
 import { BatchingEventStore } from '../eventstore/batching.ts';
 import { registerAuth } from './auth.ts';
 import type { ApiDeps } from './context.ts';
 import { frameworkErrors, registerErrorHandling } from './errors.ts';
+import { KeyCache } from './key-cache.ts';
+import { ReadBarrier } from './read-barrier.ts';
 import { UsageReads } from './read-cache.ts';
 import { usageRoutes } from './routes/usage.ts';
 import { videoRoutes } from './routes/videos.ts';
@@ -82,17 +85,36 @@ export async function buildApp(given: ApiDeps, options: FastifyServerOptions = {
     );
   }
 
+  const redis = deps.redisUrl ? rateLimitRedis(app, deps.redisUrl) : null;
   await app.register(
     async (api) => {
-      await registerAuth(api, { keys: deps.keys, failedAuthLimit: deps.failedAuthLimit ?? 100 });
+      const barrier = new ReadBarrier(deps.pool, deps.watcher);
+      await registerAuth(api, { keys: new KeyCache(deps.pool), barrier, redis, failedAuthLimit: deps.failedAuthLimit ?? 100 });
       api.get('/health', health, healthHandler);
       api.get('/openapi.json', { config: { public: true }, schema: { hide: true } }, async () => app.swagger());
       // One page of the projector, one read of an organization's usage (read-cache.ts).
-      const usage = new UsageReads(deps.pool, deps.watcher);
+      const usage = new UsageReads(deps.pool);
       await api.register(videoRoutes(deps, usage));
       await api.register(usageRoutes(deps, usage));
     },
     { prefix: API_PREFIX },
   );
   return app;
+}
+
+/**
+ * The rate limits' shared store. Settings as @fastify/rate-limit advises for ioredis: a
+ * request must not hang on a Redis that does not answer (the plugin then lets it through).
+ */
+function rateLimitRedis(app: FastifyInstance, url: string): Redis {
+  const redis = new Redis(url, { connectTimeout: 500, maxRetriesPerRequest: 1, commandTimeout: 500 });
+  let warned = 0;
+  redis.on('error', (err) => {
+    // ioredis reconnects by itself; one line a minute is enough to say it is down.
+    if (Date.now() - warned < 60_000) return;
+    warned = Date.now();
+    app.log.warn({ err }, 'rate-limit store (Redis) unreachable: requests are not limited meanwhile');
+  });
+  app.addHook('onClose', async () => void (await redis.quit().catch(() => redis.disconnect())));
+  return redis;
 }

@@ -1,14 +1,17 @@
 // Authentication and rate limits. Order matters and is Fastify's hook order:
-//   1. onRequest (app level): resolve X-API-Key to a key (or none); never answers.
+//   1. onRequest (app level): read the read models' version (read-barrier.ts), then resolve
+//      X-API-Key to a key (or none) as of that version; never answers.
 //   2. onRequest (route level, @fastify/rate-limit): count the request against the key,
 //      or against the client address when there is no valid key (failed authentications).
 //   3. preParsing: answer 401 when there is no valid key, before a body is even read.
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Redis } from 'ioredis';
+import { hashApiKey, hasKeyShape } from '../domain/api-key.ts';
 import type { KeyMode, Plan } from '../domain/platform.ts';
-import { hashApiKey } from '../commands/account-commands.ts';
 import { HttpError } from './errors.ts';
 import type { KeyCache } from './key-cache.ts';
+import type { ReadBarrier, ReadView } from './read-barrier.ts';
 
 export interface Caller {
   keyId: string;
@@ -21,6 +24,8 @@ export interface Caller {
 declare module 'fastify' {
   interface FastifyRequest {
     caller: Caller | null;
+    /** The read models as of this request's arrival (null for requests without a key of the right shape). */
+    view: ReadView | null;
   }
   interface FastifyContextConfig {
     /** Routes anyone may call without a key (health, OpenAPI document). */
@@ -29,7 +34,6 @@ declare module 'fastify' {
 }
 
 export const PLAN_LIMITS: Record<Plan, number> = { free: 60, pro: 300, enterprise: 1000 };
-const KEY_SHAPE = /^vt_(live|test)_[A-Za-z0-9_-]{16,128}$/;
 
 export function limitOf(caller: Caller): number {
   return caller.rateLimit ?? PLAN_LIMITS[caller.plan];
@@ -37,21 +41,34 @@ export function limitOf(caller: Caller): number {
 
 export interface AuthOptions {
   keys: KeyCache;
+  barrier: ReadBarrier;
   /** Requests per minute from one address without a valid key. */
   failedAuthLimit: number;
+  /**
+   * Where request counts are kept: one Redis for every API replica (so N replicas do not give
+   * a key N times its limit), or this process's memory when null.
+   */
+  redis: Redis | null;
 }
 
 export async function registerAuth(app: FastifyInstance, options: AuthOptions): Promise<void> {
   app.decorateRequest('caller', null);
+  app.decorateRequest('view', null);
 
   app.addHook('onRequest', async (request) => {
     if (request.routeOptions.config.public) return;
-    request.caller = await resolveCaller(request, options.keys);
+    const apiKey = keyOf(request);
+    if (!apiKey) return;
+    request.view = await options.barrier.sync();
+    request.caller = await resolveCaller(apiKey, options.keys, request.view);
   });
 
   await app.register(rateLimit, {
     global: true,
     timeWindow: 60_000,
+    ...(options.redis ? { redis: options.redis, nameSpace: 'vidtrack-rate-limit-' } : {}),
+    // A Redis outage must not take the API down with it: requests go on, unlimited, meanwhile.
+    skipOnError: true,
     keyGenerator: (request) => (request.caller ? `key:${request.caller.keyId}` : `ip:${request.ip}`),
     max: async (request) => (request.caller ? limitOf(request.caller) : options.failedAuthLimit),
     allowList: (request) => Boolean(request.routeOptions.config.public),
@@ -70,11 +87,14 @@ export async function registerAuth(app: FastifyInstance, options: AuthOptions): 
   });
 }
 
-async function resolveCaller(request: FastifyRequest, keys: KeyCache): Promise<Caller | null> {
+function keyOf(request: FastifyRequest): string | null {
   const header = request.headers['x-api-key'];
   const apiKey = Array.isArray(header) ? header[0] : header;
-  if (!apiKey || !KEY_SHAPE.test(apiKey)) return null;
-  const key = await keys.lookup(hashApiKey(apiKey));
+  return apiKey && hasKeyShape(apiKey) ? apiKey : null;
+}
+
+async function resolveCaller(apiKey: string, keys: KeyCache, view: ReadView): Promise<Caller | null> {
+  const key = await keys.lookup(hashApiKey(apiKey), view.revokedKeys);
   if (!key || key.revoked || !apiKey.startsWith(`vt_${key.mode}_`)) return null;
   return { keyId: key.keyId, orgId: key.orgId, mode: key.mode, plan: key.plan, rateLimit: key.rateLimit };
 }

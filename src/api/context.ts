@@ -3,7 +3,6 @@ import type { Clock } from '../clock.ts';
 import type { CollectorSet } from '../collect/collectors.ts';
 import type { EventStore, Position } from '../eventstore/port.ts';
 import type { ProjectionWatcher } from '../../projections/watcher.ts';
-import type { KeyCache } from './key-cache.ts';
 import type { Metrics } from '../metrics.ts';
 
 /** What the API needs from the rest of the service, handed to `buildApp` by the composition root. */
@@ -13,10 +12,11 @@ export interface ApiDeps {
   collectors: CollectorSet;
   clock: Clock;
   watcher: ProjectionWatcher;
-  keys: KeyCache;
   /** True once projections and scheduler are running: /health answers 200 only then. */
   isReady: () => boolean;
   failedAuthLimit?: number;
+  /** REDIS_URL: rate-limit counts shared by every API replica; in this process's memory when absent. */
+  redisUrl?: string | null;
   /** Longest wait for the read models to pass a command's events before answering. */
   readYourWritesMs?: number;
   /** Prometheus metrics, served at GET /metrics. */

@@ -1,78 +1,34 @@
-// API keys looked up by SHA-256 hash, cached briefly. A revocation reaches every API
-// process at once: the projector NOTIFYs `api_key_revoked` and each cache drops the key.
-// The cache is only as good as that LISTEN connection: while it is down, revocations could
-// be missed, so nothing is cached (every lookup asks the read model) until it is back.
-import pg from 'pg';
+// API keys looked up by SHA-256 hash, kept between requests. A key is kept together with the
+// number of revoked keys the read models held when the request that looked it up arrived
+// (read-barrier.ts), and is used again only while that number stands: any revocation since,
+// by this process, another API process or the admin CLI, sends every key back to the read
+// model. The count is read after each request arrives, so a revocation that landed while a
+// lookup was in flight cannot be kept either: the next request sees a higher count.
+import type { Pool } from 'pg';
 import { findKeyByHash, type KeyRow } from '../../projections/queries.ts';
 
-const TTL_MS = 10_000;
-const RECONNECT_MIN_MS = 500;
-const RECONNECT_MAX_MS = 30_000;
+/** Keys kept at most; the oldest go first (a Map keeps insertion order). */
+const MAX_ENTRIES = 50_000;
 
 export class KeyCache {
-  private entries = new Map<string, { row: KeyRow | null; until: number }>();
-  private listener: pg.Client | null = null;
-  private databaseUrl: string | null = null;
-  private closed = false;
+  private readonly entries = new Map<string, { row: KeyRow; revokedKeys: number }>();
 
-  constructor(private readonly pool: pg.Pool) {}
+  constructor(private readonly pool: Pool) {}
 
-  async lookup(keyHash: string): Promise<KeyRow | null> {
-    const now = performance.now();
-    const hit = this.listener ? this.entries.get(keyHash) : undefined;
-    if (hit && hit.until > now) return hit.row;
+  /** `revokedKeys`: the count of the request's read view. */
+  async lookup(keyHash: string, revokedKeys: number): Promise<KeyRow | null> {
+    const hit = this.entries.get(keyHash);
+    if (hit && hit.revokedKeys === revokedKeys) return hit.row;
     const row = await findKeyByHash(this.pool, keyHash);
-    // Unknown keys are not cached: a key issued a moment ago must work at once.
-    if (row && this.listener) this.entries.set(keyHash, { row, until: now + TTL_MS });
-    return row;
-  }
-
-  evict(keyId: string): void {
-    for (const [hash, entry] of this.entries) if (entry.row?.keyId === keyId) this.entries.delete(hash);
-  }
-
-  async listen(databaseUrl: string): Promise<void> {
-    this.databaseUrl = databaseUrl;
-    await this.connect();
-  }
-
-  private async connect(): Promise<void> {
-    const client = new pg.Client({ connectionString: this.databaseUrl! });
-    client.on('error', () => this.lost(client));
-    client.on('end', () => this.lost(client));
-    client.on('notification', (m) => m.payload && this.evict(m.payload));
-    try {
-      await client.connect();
-      await client.query('LISTEN api_key_revoked');
-    } catch (error) {
-      await client.end().catch(() => undefined);
-      throw error;
+    // Unknown keys are not kept: a key issued a moment ago must work at once.
+    if (!row || row.revoked) {
+      this.entries.delete(keyHash);
+      return row;
     }
-    if (this.closed) return void (await client.end().catch(() => undefined));
-    this.listener = client;
-  }
-
-  /** Revocations may have been missed: forget every key, stop caching, listen again (with backoff). */
-  private lost(client: pg.Client): void {
-    if (this.listener !== client) return;
-    this.listener = null;
-    this.entries.clear();
-    void client.end().catch(() => undefined);
-    this.reconnect(RECONNECT_MIN_MS);
-  }
-
-  private reconnect(delayMs: number): void {
-    if (this.closed) return;
-    const timer = setTimeout(() => {
-      this.connect().catch(() => this.reconnect(Math.min(delayMs * 2, RECONNECT_MAX_MS)));
-    }, delayMs);
-    timer.unref();
-  }
-
-  async close(): Promise<void> {
-    this.closed = true;
-    const listener = this.listener;
-    this.listener = null;
-    await listener?.end().catch(() => undefined);
+    // Read after the count was: a revocation in between would show in the row, or in a higher count later.
+    this.entries.delete(keyHash);
+    this.entries.set(keyHash, { row, revokedKeys });
+    if (this.entries.size > MAX_ENTRIES) this.entries.delete(this.entries.keys().next().value!);
+    return row;
   }
 }

@@ -1,21 +1,17 @@
 // Answers of the read routes kept as bytes while the read models stand still.
 //
-// Read models change only when the projection runner commits a page, and the watcher's
-// position then moves past that page before any command waiting on it answers (read-your-
-// writes). So an answer read from the read models once the watcher said P is exact for as
-// long as the watcher still says P: each entry remembers the position it was read at, and a
-// lookup at any other position misses. Reads taken while the watcher has no position are not
-// kept. What depends on the clock (days_remaining) is not kept either: bodies are kept as
-// templates with the places of the clock-dependent numbers, filled in per request.
-//
-// In a process that follows a projector elsewhere (src/main.ts: watcher.follow), the watcher
-// learns of a page from the projector's NOTIFY, a moment after its commit: for that moment
-// this process answers as of the page before, as it would had the request come a moment
-// earlier.
+// Read models change only when the projection runner commits a page. Each request carries the
+// version of the read models it must see at least (request.view, read-barrier.ts: read from
+// the database after the request arrived). An answer read from the read models once they were
+// at version P holds everything up to P; it is kept under P and served to requests whose view
+// is P exactly, and a lookup at any other version misses. Reads taken while some projection
+// has no checkpoint yet are not kept. What depends on the clock (days_remaining) is not kept
+// either: bodies are kept as templates with the places of the clock-dependent numbers, filled
+// in per request.
 import type { FastifyReply } from 'fastify';
 import type { Pool } from 'pg';
 import { readUsage, type UsageRow } from '../../projections/queries.ts';
-import type { ProjectionWatcher } from '../../projections/watcher.ts';
+import type { Micros } from '../domain/money.ts';
 import { comparePositions, type Position } from '../eventstore/port.ts';
 
 interface Entry<V> {
@@ -147,21 +143,17 @@ export function daysHole(i: number): Hole {
 }
 
 /**
- * Organizations' usage rows as of the watcher's position: read once per organization and
- * page of the projector, by GET /usage and by the balance check of POST /videos/track.
+ * Organizations' usage rows as of a version of the read models: read once per organization
+ * and page of the projector, by GET /usage and by the balance check of POST /videos/track.
  */
 export class UsageReads {
   /** Reads in flight are shared: the requests of one page wait for one read. */
   private readonly rows = new PositionCache<Promise<UsageRow | null>>(4 * 2 ** 20);
 
-  constructor(
-    private readonly pool: Pool,
-    private readonly watcher: ProjectionWatcher,
-  ) {}
+  constructor(private readonly pool: Pool) {}
 
-  read(orgId: string): Promise<UsageRow | null> {
-    // Taken before the read: what the read returns is at least this new.
-    const position = this.watcher.position;
+  /** `position`: the request's view (the read models have reached it before this read starts). */
+  read(orgId: string, position: Position | null): Promise<UsageRow | null> {
     if (!position) return readUsage(this.pool, orgId);
     const hit = this.rows.get(orgId, position);
     if (hit) return hit;
@@ -170,6 +162,12 @@ export class UsageReads {
     // A failed read is not kept: the next request asks again.
     row.catch(() => this.rows.delete(orgId, row));
     return row;
+  }
+
+  /** Balance minus uncharged usage: what a new tracking may spend (DESIGN §8, the 402 check). */
+  async availableFunds(orgId: string, position: Position | null): Promise<Micros> {
+    const usage = await this.read(orgId, position);
+    return usage ? usage.balance - usage.uncharged : 0;
   }
 }
 

@@ -1,19 +1,13 @@
 // Organization, key and money commands, issued by the admin CLI and the charge job.
-import { createHash, randomBytes } from 'node:crypto';
 import type { Clock } from '../clock.ts';
 import { streamIdOfAccount } from '../domain/account.ts';
+import { hashApiKey, newApiKey } from '../domain/api-key.ts';
 import type { Micros } from '../domain/money.ts';
 import type { KeyMode, Plan } from '../domain/platform.ts';
 import type { EventStore } from '../eventstore/port.ts';
 import { accountDecider } from './deciders.ts';
 import { handleCommand } from './handle.ts';
 import { newId } from './ids.ts';
-
-export const KEY_PREFIX = 'vt';
-
-export function hashApiKey(apiKey: string): string {
-  return createHash('sha256').update(apiKey).digest('hex');
-}
 
 export async function openOrganization(store: EventStore, clock: Clock, input: { name: string; email: string; plan: Plan; rateLimit: number | null }) {
   const orgId = `org_${newId().replaceAll('-', '').slice(0, 20)}`;
@@ -24,7 +18,7 @@ export async function openOrganization(store: EventStore, clock: Clock, input: {
 /** The key's value exists only in this function's answer: the log keeps its SHA-256 hash. */
 export async function issueKey(store: EventStore, clock: Clock, input: { orgId: string; name: string; mode: KeyMode }) {
   const keyId = `key_${newId().replaceAll('-', '').slice(0, 20)}`;
-  const apiKey = `${KEY_PREFIX}_${input.mode}_${randomBytes(24).toString('base64url')}`;
+  const apiKey = newApiKey(input.mode);
   const handled = await handleCommand(store, streamIdOfAccount(input.orgId), accountDecider, {
     type: 'IssueKey',
     keyId,

@@ -1,5 +1,13 @@
 import { decideAccount, type AccountCommand } from '../domain/account-decide.ts';
 import { evolveAccount, initialAccountState, type AccountEvent, type AccountState } from '../domain/account.ts';
+import {
+  decideTrackingClaim,
+  evolveTrackingClaim,
+  initialTrackingClaimState,
+  type TrackingClaimCommand,
+  type TrackingClaimEvent,
+  type TrackingClaimState,
+} from '../domain/tracking-claim.ts';
 import { decideVideo, type VideoCommand } from '../domain/video-decide.ts';
 import { evolveVideo, initialVideoState, type VideoEvent, type VideoState } from '../domain/video.ts';
 import type { Decider } from './handle.ts';
@@ -14,4 +22,10 @@ export const accountDecider: Decider<AccountState, AccountCommand, AccountEvent>
   initialState: initialAccountState,
   evolve: evolveAccount,
   decide: decideAccount,
+};
+
+export const trackingClaimDecider: Decider<TrackingClaimState, TrackingClaimCommand, TrackingClaimEvent> = {
+  initialState: initialTrackingClaimState,
+  evolve: evolveTrackingClaim,
+  decide: decideTrackingClaim,
 };

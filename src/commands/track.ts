@@ -1,17 +1,22 @@
-// POST /videos/track as a command: checks in the order a client can act on them
-// (duplicate, balance, platform), then appends the claim and the video's first events.
-import type { Pool } from 'pg';
+// POST /videos/track as a command: checks in the order a client can act on them (duplicate,
+// balance, platform), then claims the link and appends the video's first events.
+//
+// Two streams are written, the link's claim stream and the new video's, so a failure between
+// the two must not leave the link claimed by a video that does not exist: a video append that
+// fails releases the claim (and a claim whose video never appears lapses by itself, see
+// domain/tracking-claim.ts).
 import type { Clock } from '../clock.ts';
 import type { CollectorSet } from '../collect/collectors.ts';
 import type { ParsedLink } from '../domain/links.ts';
 import { estimatedCost, type Micros } from '../domain/money.ts';
 import type { KeyMode } from '../domain/platform.ts';
-import { streamIdOfTrackingClaim, type TrackingClaimed } from '../domain/tracking-claim.ts';
+import { activeHolder, streamIdOfTrackingClaim, type HolderVideo, type TrackingClaimState } from '../domain/tracking-claim.ts';
+import { trackingShortfall } from '../domain/tracking-funds.ts';
 import { streamIdOfVideo, type VideoTracked } from '../domain/video.ts';
-import { WrongExpectedRevision, type EventStore, type Position, type RecordedEvent } from '../eventstore/port.ts';
-import { readUsage, type UsageRow } from '../../projections/queries.ts';
-import { videoDecider } from './deciders.ts';
-import { loadState } from './handle.ts';
+import type { EventData, EventStore, Position, RecordedEvent } from '../eventstore/port.ts';
+import { WrongExpectedRevision } from '../eventstore/port.ts';
+import { trackingClaimDecider, videoDecider } from './deciders.ts';
+import { handleCommand, loadState } from './handle.ts';
 import { jobIdOf, newId, snapshotIdOf, uuidFromName } from './ids.ts';
 
 export interface TrackRequest {
@@ -41,15 +46,15 @@ export type TrackOutcome =
 
 export interface TrackDeps {
   store: EventStore;
-  pool: Pool;
   collectors: CollectorSet;
   clock: Clock;
-  /** The organization's usage from the read models (default: read from `pool`; the API reads it once per projector page). */
-  readUsage?: (orgId: string) => Promise<UsageRow | null>;
+  /**
+   * The query side's word on an organization's available funds (balance minus uncharged
+   * usage): the API reads it from the usage read model as of the request's arrival. The
+   * decider holds the rule; this only supplies the figure.
+   */
+  availableFunds: (orgId: string) => Promise<Micros>;
 }
-
-/** A claim whose video never appeared (a crash between the two appends) lapses after this (service time). */
-const CLAIM_GRACE_MS = 10 * 60_000;
 
 export async function trackVideo(deps: TrackDeps, request: TrackRequest): Promise<TrackOutcome> {
   const { store, clock } = deps;
@@ -68,58 +73,52 @@ export async function trackVideo(deps: TrackDeps, request: TrackRequest): Promis
   }
 
   const claimStream = streamIdOfTrackingClaim(orgId, mode, link.platform, platformId);
-  const claim = await activeClaim(store, claimStream, clock);
-  if (claim.holder) return claim.holder === videoId ? repeated(store, videoId) : { kind: 'duplicate', videoId: claim.holder };
+  const claim = await loadClaim(store, claimStream);
+  const holder = activeHolder(claim.state, claim.holderVideo, clock.now());
+  if (holder) return holder === videoId ? repeated(store, videoId) : { kind: 'duplicate', videoId: holder };
 
-  const cost = estimatedCost(request.durationDays);
-  let availableFunds = 0;
-  if (mode === 'live') {
-    const usage = await (deps.readUsage ? deps.readUsage(orgId) : readUsage(deps.pool, orgId));
-    availableFunds = usage ? usage.balance - usage.uncharged : 0;
-    if (availableFunds < cost) return { kind: 'insufficient_balance', balance: availableFunds, estimatedCost: cost };
+  // Checked before the platform is asked: a client that cannot pay learns so at once.
+  const availableFunds = mode === 'live' ? await deps.availableFunds(orgId) : 0;
+  if (trackingShortfall(mode, availableFunds, request.durationDays) > 0) {
+    return { kind: 'insufficient_balance', balance: availableFunds, estimatedCost: estimatedCost(request.durationDays) };
   }
 
   const collector = deps.collectors.forVideo(mode, link.platform);
   const [first] = await collector.collect([{ platform: link.platform, platformId, videoLink: link.videoLink, slot: 0 }]);
   if (!first || first.status !== 'ok') return failureOutcome(first?.status ?? 'invalid', first && 'message' in first ? first.message : 'no answer');
 
-  const now = clock.now();
-  const claimed: TrackingClaimed = { type: 'TrackingClaimed', data: { videoId, orgId, at: now.toISOString() } };
-  try {
-    await store.append(claimStream, [claimed], claim.revision);
-  } catch (error) {
-    if (!(error instanceof WrongExpectedRevision)) throw error;
-    // Another track of the same link won the race: a repeat of this very request (same
-    // Idempotency-Key, so the same video id) or a duplicate.
-    const winner = await activeClaim(store, claimStream, clock);
-    if (winner.holder === videoId) return repeated(store, videoId);
-    return winner.holder ? { kind: 'duplicate', videoId: winner.holder } : trackVideo(deps, request);
-  }
+  const holderNow = await claimLink(store, claimStream, videoId, orgId, clock);
+  // Another track of the same link won the race: a repeat of this very request (same
+  // Idempotency-Key, so the same video id) or a duplicate.
+  if (holderNow !== videoId) return { kind: 'duplicate', videoId: holderNow };
 
-  const events = videoDecider.decide(
-    {
-      type: 'Track',
-      videoId,
-      jobId: jobIdOf(videoId),
-      orgId,
-      keyId: request.keyId,
-      mode,
-      videoLink: link.videoLink,
-      platform: link.platform,
-      platformId,
-      durationDays: request.durationDays,
-      availableFunds,
-      firstSnapshot: { snapshotId: snapshotIdOf(videoId, 0), provider: first.provider, metrics: first.metrics, metadata: first.metadata },
-      now,
-    },
-    videoDecider.initialState,
-  );
+  let events: EventData[];
   try {
+    events = videoDecider.decide(
+      {
+        type: 'Track',
+        videoId,
+        jobId: jobIdOf(videoId),
+        orgId,
+        keyId: request.keyId,
+        mode,
+        videoLink: link.videoLink,
+        platform: link.platform,
+        platformId,
+        durationDays: request.durationDays,
+        availableFunds,
+        firstSnapshot: { snapshotId: snapshotIdOf(videoId, 0), provider: first.provider, metrics: first.metrics, metadata: first.metadata },
+        now: clock.now(),
+      },
+      videoDecider.initialState,
+    );
     const result = await store.append(streamIdOfVideo(videoId), events, 'no_stream');
     const tracked = events.find((e): e is VideoTracked => e.type === 'VideoTracked')!;
     return { kind: 'tracked', videoId, video: tracked.data, position: result.position };
   } catch (error) {
     if (error instanceof WrongExpectedRevision && request.idempotencyKey) return repeated(store, videoId);
+    // The video was not written: the link must not stay claimed by it.
+    await handleCommand(store, claimStream, trackingClaimDecider, { type: 'Release', videoId, orgId, now: clock.now() }).catch(() => undefined);
     throw error;
   }
 }
@@ -153,15 +152,33 @@ function failureOutcome(status: 'not_found' | 'unavailable' | 'invalid', message
   return { kind: 'invalid_response', message };
 }
 
-/** The video that holds a link now, if any: one still monitoring or paused, or one being created. */
-async function activeClaim(store: EventStore, claimStream: string, clock: Clock): Promise<{ holder: string | null; revision: bigint | 'no_stream' }> {
-  const events = await store.readStream(claimStream);
-  const last = events[events.length - 1];
-  if (!last) return { holder: null, revision: 'no_stream' };
-  const { videoId, at } = (last.data as TrackingClaimed['data']);
-  const { state } = await loadState(store, streamIdOfVideo(videoId), videoDecider);
-  const active = state.exists
-    ? state.status === 'monitoring' || state.status === 'paused'
-    : clock.now().getTime() - Date.parse(at) < CLAIM_GRACE_MS;
-  return { holder: active ? videoId : null, revision: last.revision };
+const CLAIM_ATTEMPTS = 5;
+
+/**
+ * Claims the link for `videoId`; answers the video that holds it afterwards (`videoId` when
+ * this call won). Not handleCommand's retry: after a conflict the holder may be another video,
+ * whose own stream must be read again before deciding.
+ */
+async function claimLink(store: EventStore, claimStream: string, videoId: string, orgId: string, clock: Clock): Promise<string> {
+  for (let attempt = 1; ; attempt++) {
+    const claim = await loadClaim(store, claimStream);
+    const now = clock.now();
+    const holder = activeHolder(claim.state, claim.holderVideo, now);
+    if (holder) return holder;
+    const events = trackingClaimDecider.decide({ type: 'Claim', videoId, orgId, holderVideo: claim.holderVideo, now }, claim.state);
+    try {
+      await store.append(claimStream, events, claim.revision);
+      return videoId;
+    } catch (error) {
+      if (!(error instanceof WrongExpectedRevision) || attempt >= CLAIM_ATTEMPTS) throw error;
+    }
+  }
+}
+
+/** The link's claim, and what its holder's stream says of the holder. */
+async function loadClaim(store: EventStore, claimStream: string): Promise<{ state: TrackingClaimState; revision: bigint | 'no_stream'; holderVideo: HolderVideo }> {
+  const { state, revision } = await loadState(store, claimStream, trackingClaimDecider);
+  if (!state.holder) return { state, revision, holderVideo: { exists: false } };
+  const video = (await loadState(store, streamIdOfVideo(state.holder), videoDecider)).state;
+  return { state, revision, holderVideo: video.exists ? { exists: true, status: video.status } : { exists: false } };
 }

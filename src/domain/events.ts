@@ -1,7 +1,7 @@
 import type { AccountEvent } from './account.ts';
-import type { TrackingClaimed } from './tracking-claim.ts';
+import type { TrackingClaimEvent } from './tracking-claim.ts';
 import type { VideoEvent } from './video.ts';
 
 /** Every event the service writes to the log. */
-export type DomainEvent = VideoEvent | AccountEvent | TrackingClaimed;
+export type DomainEvent = VideoEvent | AccountEvent | TrackingClaimEvent;
 export type DomainEventType = DomainEvent['type'];

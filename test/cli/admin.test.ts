@@ -7,7 +7,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { systemClock } from '../../src/clock.ts';
 import { createCollectorSet } from '../../src/collect/collectors.ts';
-import { hashApiKey } from '../../src/commands/account-commands.ts';
+import { hashApiKey } from '../../src/domain/api-key.ts';
 import { trackVideo } from '../../src/commands/track.ts';
 import { migrate } from '../../src/db/migrate.ts';
 import { allMigrations } from '../../src/db/schema.ts';
@@ -177,7 +177,7 @@ describe('admin video cancel', () => {
     assert.ok(!isLinkError(link));
     const collectors = createCollectorSet({ live: {}, fallbackToSimulator: true });
     const outcome = await trackVideo(
-      { store, pool: db.pool, collectors, clock: systemClock },
+      { store, collectors, clock: systemClock, availableFunds: async () => 1_000_000 },
       { orgId, keyId: key.key_id as string, mode: 'live', link, durationDays: 1 },
     );
     assert.equal(outcome.kind, 'tracked');

@@ -4,7 +4,6 @@
 import { ManualClock } from '../../src/clock.ts';
 import { apiLogger, buildApp } from '../../src/api/app.ts';
 import { Metrics } from '../../src/metrics.ts';
-import { KeyCache } from '../../src/api/key-cache.ts';
 import type { Collector } from '../../src/collect/collector.ts';
 import { createCollectorSet } from '../../src/collect/collectors.ts';
 import type { WorkDeps } from '../../src/collect/work.ts';
@@ -41,11 +40,9 @@ export async function startTestService(options: TestServiceOptions = {}) {
   await runner.start((error) => (runnerError = error));
   const clock = new ManualClock(options.start ?? '2026-03-01T00:00:00.000Z');
   const collectors = createCollectorSet({ live: options.live ?? {}, fallbackToSimulator: options.fallbackToSimulator ?? true });
-  const keys = new KeyCache(db.pool);
-  await keys.listen(db.url);
   const metrics = new Metrics({ pool: db.pool, clock });
   const app = await buildApp(
-    { pool: db.pool, store, collectors, clock, watcher, keys, isReady: () => true, failedAuthLimit: options.failedAuthLimit, metrics },
+    { pool: db.pool, store, collectors, clock, watcher, isReady: () => true, failedAuthLimit: options.failedAuthLimit, metrics },
     options.logStream ? { logger: apiLogger('info', options.logStream) } : {},
   );
   const work: WorkDeps = { pool: db.pool, store, collectors, clock, watcher, holder: 'test-scheduler', batchSize: 500 };
@@ -91,7 +88,6 @@ export async function startTestService(options: TestServiceOptions = {}) {
     organization,
     async close() {
       await app.close();
-      await keys.close();
       await runner.stop();
       await watcher.close();
       await store.close();

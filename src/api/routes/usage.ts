@@ -7,6 +7,6 @@ import { ErrorBody, Usage } from '../schemas.ts';
 export const usageRoutes = (_deps: ApiDeps, usage: UsageReads): FastifyPluginAsyncTypebox => async (app) => {
   app.get('/usage', { schema: { response: { 200: Usage, 401: ErrorBody, 429: ErrorBody } } }, async (request) => {
     const caller = request.caller!;
-    return presentUsage(await usage.read(caller.orgId), caller.mode);
+    return presentUsage(await usage.read(caller.orgId, request.view!.position), caller.mode);
   });
 };

@@ -38,7 +38,6 @@ export const videoRoutes = (deps: ApiDeps, usage: UsageReads): FastifyPluginAsyn
   // 720 snapshots make a body of about 150 kB: a few hundred such videos.
   const details = new PositionCache<CachedDetail>(64 * 2 ** 20);
   const lists = new PositionCache<CachedList>(32 * 2 ** 20);
-  const trackDeps = { ...deps, readUsage: (orgId: string) => usage.read(orgId) };
 
   /** The caller's video, or the spec's 404/403. A test key's world holds only test-mode videos. */
   function checkOwner(caller: Caller, video: VideoRow | null): VideoRow {
@@ -61,6 +60,8 @@ export const videoRoutes = (deps: ApiDeps, usage: UsageReads): FastifyPluginAsyn
       throw invalidRequest([{ field: 'Idempotency-Key', message: 'Idempotency-Key must be 1 to 255 characters' }]);
     }
     const durationDays = request.body.duration_days;
+    const view = request.view!;
+    const trackDeps = { ...deps, availableFunds: (orgId: string) => usage.availableFunds(orgId, view.position) };
     const outcome = await trackVideo(trackDeps, { orgId: caller.orgId, keyId: caller.keyId, mode: caller.mode, link, durationDays, idempotencyKey });
     switch (outcome.kind) {
       case 'tracked':
@@ -107,8 +108,7 @@ export const videoRoutes = (deps: ApiDeps, usage: UsageReads): FastifyPluginAsyn
     if (platform !== undefined && !(PLATFORMS as readonly string[]).includes(platform)) {
       throw new HttpError(400, { error: 'Invalid platform', valid_platforms: [...PLATFORMS] });
     }
-    // Taken before the read: what the read returns is at least this new.
-    const position = deps.watcher.position;
+    const position = request.view!.position;
     const key = `${caller.orgId}\n${caller.mode}\n${platform ?? ''}\n${status ?? ''}\n${limit}`;
     let cached = position ? lists.get(key, position) : undefined;
     if (!cached) {
@@ -128,7 +128,7 @@ export const videoRoutes = (deps: ApiDeps, usage: UsageReads): FastifyPluginAsyn
   app.get('/videos/:id', { schema: { params: VideoParams, response: { 200: VideoDetail, ...errorsOf(401, 403, 404, 429) } } }, async (request, reply) => {
     const caller = request.caller!;
     const id = request.params.id;
-    const position = deps.watcher.position;
+    const position = request.view!.position;
     let cached = position ? details.get(id, position) : undefined;
     if (!cached) {
       const video = await ownVideo(caller, id);

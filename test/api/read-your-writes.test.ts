@@ -1,0 +1,102 @@
+// Read-your-writes across processes: an API that follows a projector running elsewhere must
+// answer every request with at least what was acknowledged before the request arrived. Here
+// the three parties are wired as three processes would be (each with its own watcher): the
+// projector, an admin CLI that acknowledges a change once its own watcher sees it projected,
+// and the API, whose watcher learns of the projector's pages only by LISTEN/NOTIFY and polling.
+// The API's LISTEN connection is cut, as a network blip would, so its watcher trails the
+// database by up to half a second: the API must not answer from what it kept before.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { apiLogger, buildApp } from '../../src/api/app.ts';
+import { systemClock } from '../../src/clock.ts';
+import { createCollectorSet } from '../../src/collect/collectors.ts';
+import { deposit, issueKey, openOrganization, revokeKey } from '../../src/commands/account-commands.ts';
+import { migrate } from '../../src/db/migrate.ts';
+import { allMigrations } from '../../src/db/schema.ts';
+import type { Position } from '../../src/eventstore/port.ts';
+import { PostgresEventStore } from '../../src/eventstore/postgres.ts';
+import { READ_SCHEMA, projections } from '../../projections/index.ts';
+import { ProjectionRunner } from '../../projections/runner.ts';
+import { CHECKPOINT_CHANNEL, ProjectionWatcher } from '../../projections/watcher.ts';
+import { createTestDatabase, type TestDatabase } from '../support/db.ts';
+
+const API_WATCHER = 'rw-test-api-watcher';
+const PAIRS = 200;
+
+describe('read-your-writes across processes', () => {
+  let db: TestDatabase;
+  let store: PostgresEventStore;
+  let runner: ProjectionRunner;
+  const cliWatcher = new ProjectionWatcher();
+  const apiWatcher = new ProjectionWatcher();
+  let app: Awaited<ReturnType<typeof buildApp>>;
+
+  /** What the admin CLI does: append, then answer once the projector has passed the change. */
+  async function acknowledged<T extends { position: Position | null }>(change: Promise<T>): Promise<T> {
+    const result = await change;
+    assert.ok(await cliWatcher.waitFor(result.position, 10_000), 'the projector passed the change within 10 s');
+    return result;
+  }
+
+  before(async () => {
+    db = await createTestDatabase();
+    await migrate(db.pool, allMigrations);
+    store = new PostgresEventStore(db.pool);
+    runner = new ProjectionRunner(store, db.pool, projections, { schema: READ_SCHEMA, notifyChannel: CHECKPOINT_CHANNEL });
+    await runner.start((error) => assert.fail(`projection runner failed: ${String(error)}`));
+    const names = projections.map((p) => p.name);
+    await cliWatcher.follow(db.url, db.pool, READ_SCHEMA, names);
+    const apiUrl = new URL(db.url);
+    apiUrl.searchParams.set('application_name', API_WATCHER);
+    await apiWatcher.follow(apiUrl.toString(), db.pool, READ_SCHEMA, names);
+    app = await buildApp(
+      { pool: db.pool, store, collectors: createCollectorSet({ live: {}, fallbackToSimulator: true }), clock: systemClock, watcher: apiWatcher, isReady: () => true },
+      { logger: apiLogger('silent') },
+    );
+    // The API process's LISTEN connection drops: from now on its watcher only polls.
+    const { rowCount } = await db.pool.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1`, [API_WATCHER]);
+    assert.equal(rowCount, 1, "the API watcher's LISTEN connection was found and cut");
+  });
+
+  after(async () => {
+    await app?.close();
+    await apiWatcher.close();
+    await cliWatcher.close();
+    await runner?.stop();
+    await store?.close();
+    await db?.drop();
+  });
+
+  it(`a track right after an acknowledged deposit never answers 402 (${PAIRS} pairs)`, async () => {
+    const { orgId } = await acknowledged(openOrganization(store, systemClock, { name: 'RYW', email: 'ryw@example.test', plan: 'enterprise', rateLimit: 100_000 }));
+    const { apiKey } = await acknowledged(issueKey(store, systemClock, { orgId, name: 'k', mode: 'live' }));
+    const headers = { 'x-api-key': apiKey };
+    for (let i = 0; i < PAIRS; i++) {
+      // The API has just read this organization's usage (and may keep it)...
+      const before = await app.inject({ method: 'GET', url: '/api/v1/usage', headers });
+      assert.equal(before.statusCode, 200);
+      // ...then exactly one day's worth is deposited and acknowledged...
+      await acknowledged(deposit(store, systemClock, orgId, 360_000, `pair ${i}`));
+      // ...and the track that follows must see it.
+      const tracked = await app.inject({
+        method: 'POST',
+        url: '/api/v1/videos/track',
+        headers,
+        payload: { video_link: `https://x.com/ryw/status/${1_000_000 + i}`, duration_days: 1 },
+      });
+      assert.equal(tracked.statusCode, 201, `pair ${i}: track answered ${tracked.statusCode} ${tracked.body}`);
+    }
+  });
+
+  it(`a key revoked through the CLI is refused at once (${PAIRS / 4} keys)`, async () => {
+    const { orgId } = await acknowledged(openOrganization(store, systemClock, { name: 'Revoke', email: 'rv@example.test', plan: 'enterprise', rateLimit: 100_000 }));
+    for (let i = 0; i < PAIRS / 4; i++) {
+      const { keyId, apiKey } = await acknowledged(issueKey(store, systemClock, { orgId, name: `k${i}`, mode: 'live' }));
+      const headers = { 'x-api-key': apiKey };
+      assert.equal((await app.inject({ method: 'GET', url: '/api/v1/usage', headers })).statusCode, 200, `key ${i} works once issued`);
+      await acknowledged(revokeKey(store, systemClock, orgId, keyId));
+      const refused = await app.inject({ method: 'GET', url: '/api/v1/usage', headers });
+      assert.equal(refused.statusCode, 401, `key ${i}: answered ${refused.statusCode} after its revocation was acknowledged`);
+    }
+  });
+});
