@@ -7,11 +7,12 @@ import { applyToLedger, emptyLedger, eventTime, orgOf, unchargedUsage, type Ledg
 import { connect } from '../src/cli/connect.ts';
 import type { DomainEvent } from '../src/domain/events.ts';
 import { toUsd } from '../src/domain/money.ts';
+import { createEventStore } from '../src/eventstore/create.ts';
 import { comparePositions, type Position } from '../src/eventstore/port.ts';
-import { PostgresEventStore } from '../src/eventstore/postgres.ts';
 import { READ_SCHEMA } from '../projections/index.ts';
 
 const USAGE = 'usage: audit (--org ORG_ID | --all) [--at ISO_TIME] [--json]';
+const PAGE = 10_000;
 let args;
 try {
   args = parseArgs({ options: { org: { type: 'string', multiple: true }, all: { type: 'boolean' }, at: { type: 'string' }, json: { type: 'boolean' } } }).values;
@@ -40,7 +41,8 @@ interface UsageRow {
 }
 
 const db = await connect('vidtrack-audit');
-const store = new PostgresEventStore(db.pool);
+// The log through its port, whichever store EVENT_STORE names.
+const store = createEventStore(db.config, db.pool);
 let failed = false;
 try {
   // The read model and the position it has reached, in one statement: the log is replayed
@@ -59,32 +61,21 @@ try {
   const ledgers = new Map<string, Ledger>(orgs.map((org) => [org, emptyLedger(org)]));
   const slots = new Set<string>();
   const seen = new Set<string>();
-  if (until) {
-    // Page by page, without holding the log in memory.
-    await new Promise<void>((resolve, reject) => {
-      const subscription = store.subscribeAll(null, { batchSize: 10_000 }).subscribe({
-        next(page) {
-          for (const recorded of page) {
-            if (comparePositions(recorded.position, until) > 0) {
-              subscription.unsubscribe();
-              return resolve();
-            }
-            const event = { type: recorded.type, data: recorded.data } as DomainEvent;
-            const orgId = orgOf(event);
-            if (!orgId) continue;
-            seen.add(orgId);
-            const ledger = args.all && !ledgers.has(orgId) ? ledgers.set(orgId, emptyLedger(orgId)).get(orgId)! : ledgers.get(orgId);
-            if (!ledger || (at && eventTime(event) > at.toISOString())) continue;
-            if (event.type !== 'TrackingClaimed' && event.type !== 'TrackingReleased') applyToLedger(ledger, event, slots);
-          }
-          if (comparePositions(page[page.length - 1]!.position, until) >= 0) {
-            subscription.unsubscribe();
-            resolve();
-          }
-        },
-        error: reject,
-      });
-    });
+  // Page by page, without holding the log in memory.
+  for (let after: Position | null = null; until && (!after || comparePositions(after, until) < 0); ) {
+    const page = await store.readAll(after, PAGE);
+    if (page.length === 0) break;
+    for (const recorded of page) {
+      if (comparePositions(recorded.position, until) > 0) break;
+      const event = { type: recorded.type, data: recorded.data } as DomainEvent;
+      const orgId = orgOf(event);
+      if (!orgId) continue;
+      seen.add(orgId);
+      const ledger = args.all && !ledgers.has(orgId) ? ledgers.set(orgId, emptyLedger(orgId)).get(orgId)! : ledgers.get(orgId);
+      if (!ledger || (at && eventTime(event) > at.toISOString())) continue;
+      applyToLedger(ledger, event, slots);
+    }
+    after = page[page.length - 1]!.position;
   }
 
   const reports = [];

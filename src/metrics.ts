@@ -1,10 +1,14 @@
-// Prometheus metrics (prom-client): request rates and latencies, projection lag, snapshots
-// collected and failed per platform, and the scheduler's backlog. Gauges that need the
+// Prometheus metrics (prom-client): request rates and latencies, projection lag, parked events,
+// snapshots collected and failed per platform, and the scheduler's backlog. Gauges that need the
 // database are read when Prometheus scrapes, not on a timer.
 import client from 'prom-client';
 import type { Pool } from 'pg';
-import type { Clock } from './clock.ts';
+import { systemClock, type Clock } from './clock.ts';
 import type { JobName } from './collect/scheduler.ts';
+import { comparePositions, type EventStore, type Position } from './eventstore/port.ts';
+
+/** Most events the lag gauge counts behind a checkpoint. */
+const LAG_CAP = 1_000_000;
 
 export class Metrics {
   readonly registry = new client.Registry();
@@ -31,39 +35,49 @@ export class Metrics {
     registers: [this.registry],
   });
 
-  constructor(options: { pool: Pool; clock: Clock }) {
+  /**
+   * `store`: the log, read only through its port (either adapter); without it the lag gauges
+   * are not reported. Checkpoints, parked events and the schedule are read models, in `pool`.
+   */
+  constructor(options: { pool: Pool; clock: Clock; store?: EventStore }) {
     client.collectDefaultMetrics({ register: this.registry, prefix: 'vidtrack_' });
-    const { pool, clock } = options;
+    const { pool, clock, store } = options;
+    if (store) {
+      new client.Gauge({
+        name: 'vidtrack_projection_lag_events',
+        help: 'Events in the log that the read models have not applied yet, per projection',
+        labelNames: ['projection'] as const,
+        registers: [this.registry],
+        async collect() {
+          const checkpoints = await readCheckpoints(pool);
+          // Capped: a rebuild's lag need not be exact.
+          const lags = await Promise.all([...checkpoints].map(([, position]) => store.countEventsAfter(position, LAG_CAP)));
+          this.reset();
+          [...checkpoints.keys()].forEach((projection, i) => this.set({ projection }, lags[i]!));
+        },
+      });
+      new client.Gauge({
+        name: 'vidtrack_projection_lag_seconds',
+        help: 'Age of the oldest event the read models have not applied yet (0 when caught up)',
+        registers: [this.registry],
+        async collect() {
+          const checkpoints = [...(await readCheckpoints(pool)).values()];
+          if (checkpoints.length === 0) return this.set(0);
+          const behind = checkpoints.reduce((a, b) => (a === null || b === null ? null : comparePositions(a, b) <= 0 ? a : b));
+          const [oldest] = await store.readAll(behind, 1);
+          this.set(oldest ? Math.max(0, (systemClock.now().getTime() - oldest.recordedAt.getTime()) / 1000) : 0);
+        },
+      });
+    }
     new client.Gauge({
-      name: 'vidtrack_projection_lag_events',
-      help: 'Events in the log that the read models have not applied yet, per projection',
+      name: 'vidtrack_projection_parked_events',
+      help: 'Events a projection could not apply and parked (npm run admin -- parked list), per projection',
       labelNames: ['projection'] as const,
       registers: [this.registry],
       async collect() {
-        if (!(await hasPostgresLog(pool))) return;
-        // Counted from each checkpoint to the newest event, capped: a rebuild's lag need not be exact.
-        const { rows } = await pool.query<{ projection: string; lag: string }>(
-          `SELECT c.projection, (SELECT count(*) FROM (SELECT 1 FROM es.events e
-             WHERE (e.transaction_id, e.position) > (coalesce(c.commit_position, 0)::text::xid8, coalesce(c.prepare_position, 0)::bigint)
-             LIMIT 1000000) behind) AS lag
-           FROM rm.checkpoints c`,
-        );
+        const { rows } = await pool.query<{ projection: string; n: number }>(`SELECT projection, count(*)::int AS n FROM rm.parked_events GROUP BY projection`);
         this.reset();
-        for (const row of rows) this.set({ projection: row.projection }, Number(row.lag));
-      },
-    });
-    new client.Gauge({
-      name: 'vidtrack_projection_lag_seconds',
-      help: 'Age of the oldest event the read models have not applied yet (0 when caught up)',
-      registers: [this.registry],
-      async collect() {
-        if (!(await hasPostgresLog(pool))) return;
-        const { rows } = await pool.query<{ lag: number | null }>(
-          `WITH c AS (SELECT commit_position, prepare_position FROM rm.checkpoints ORDER BY commit_position NULLS FIRST, prepare_position LIMIT 1)
-           SELECT extract(epoch FROM now() - min(e.recorded_at))::float AS lag FROM es.events e, c
-           WHERE (e.transaction_id, e.position) > (coalesce(c.commit_position, 0)::text::xid8, coalesce(c.prepare_position, 0)::bigint)`,
-        );
-        this.set(rows[0]?.lag ?? 0);
+        for (const row of rows) this.set({ projection: row.projection }, row.n);
       },
     });
     new client.Gauge({
@@ -90,8 +104,10 @@ export class Metrics {
   }
 }
 
-/** The lag gauges read the log's table, which exists only when the log is in PostgreSQL. */
-async function hasPostgresLog(pool: Pool): Promise<boolean> {
-  const { rows } = await pool.query<{ found: boolean }>(`SELECT to_regclass('es.events') IS NOT NULL AS found`);
-  return rows[0]!.found;
+/** Each projection's checkpoint (null: nothing applied yet). */
+async function readCheckpoints(pool: Pool): Promise<Map<string, Position | null>> {
+  const { rows } = await pool.query<{ projection: string; commit_position: string | null; prepare_position: string | null }>(
+    `SELECT projection, commit_position, prepare_position FROM rm.checkpoints ORDER BY projection`,
+  );
+  return new Map(rows.map((r) => [r.projection, r.commit_position === null ? null : { commit: BigInt(r.commit_position), prepare: BigInt(r.prepare_position!) }]));
 }

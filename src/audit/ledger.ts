@@ -1,9 +1,7 @@
 // An organization's billing history, folded from the log alone: deposits, charges and the
 // snapshots they bill. Pure: the audit script feeds it events, tests feed it anything.
-import type { AccountEvent } from '../domain/account.ts';
 import type { DomainEvent } from '../domain/events.ts';
 import { SNAPSHOT_PRICE, type Micros } from '../domain/money.ts';
-import type { VideoEvent } from '../domain/video.ts';
 
 export interface LedgerEntry {
   at: string;
@@ -60,7 +58,7 @@ export function orgOf(event: DomainEvent): string | null {
 }
 
 /** Applies one event; `slots` remembers (video, slot) pairs seen, to catch a slot billed twice. */
-export function applyToLedger(ledger: Ledger, event: AccountEvent | VideoEvent, slots: Set<string>): void {
+export function applyToLedger(ledger: Ledger, event: DomainEvent, slots: Set<string>): void {
   switch (event.type) {
     case 'FundsDeposited':
       ledger.balance += event.data.amount;

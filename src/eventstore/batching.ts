@@ -131,6 +131,14 @@ export class BatchingEventStore implements EventStore {
     return this.inner.subscribeAll(from, options);
   }
 
+  readAll(from: Position | null, maxCount: number): Promise<RecordedEvent[]> {
+    return this.inner.readAll(from, maxCount);
+  }
+
+  countEventsAfter(from: Position | null, cap: number): Promise<number> {
+    return this.inner.countEventsAfter(from, cap);
+  }
+
   headPosition(): Promise<Position | null> {
     return this.inner.headPosition();
   }

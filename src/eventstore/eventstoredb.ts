@@ -214,6 +214,24 @@ export class EventStoreDbStore implements EventStore {
     return estimateCount({ records, ours, newest, oldest, complete: records < COUNT_SAMPLE });
   }
 
+  async readAll(from: Position | null, maxCount: number): Promise<RecordedEvent[]> {
+    const events: RecordedEvent[] = [];
+    if (maxCount <= 0) return events;
+    for await (const event of this.eventsAfter(from)) {
+      events.push(event);
+      if (events.length >= maxCount) break;
+    }
+    return events;
+  }
+
+  async countEventsAfter(from: Position | null, cap: number): Promise<number> {
+    let n = 0;
+    if (cap <= 0) return n;
+    // EventStoreDB keeps no count of $all: the events are read, and counted, up to the cap.
+    for await (const _event of this.eventsAfter(from)) if (++n >= cap) break;
+    return n;
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
@@ -259,6 +277,29 @@ export class EventStoreDbStore implements EventStore {
               throw error;
             });
       return { nextExpectedRevision: result.nextExpectedRevision, position };
+    }
+  }
+
+  /** This store's events after `from` (exclusive), read forwards in chunks (readAll's fromPosition is inclusive). */
+  private async *eventsAfter(from: Position | null): AsyncGenerator<RecordedEvent> {
+    this.assertOpen();
+    let after = from;
+    for (;;) {
+      const read = this.client.readAll({ direction: FORWARDS, fromPosition: after ?? START, maxCount: DEFAULT_BATCH_SIZE });
+      let records = 0;
+      let last: Position | null = null;
+      try {
+        for await (const resolved of read) {
+          records++;
+          if (resolved.event?.position) last = toPosition(resolved.event.position);
+          const event = this.toRecorded(resolved, 'all');
+          if (event && (!after || comparePositions(event.position, after) > 0)) yield event;
+        }
+      } finally {
+        await read.cancel().catch(() => undefined);
+      }
+      if (records < DEFAULT_BATCH_SIZE || !last || (after && comparePositions(last, after) <= 0)) return;
+      after = last;
     }
   }
 

@@ -83,6 +83,13 @@ export interface EventStore {
    * event, even one whose transaction commits after a later one.
    */
   subscribeAll(from: Position | null, options?: SubscribeOptions): Observable<RecordedEvent[]>;
+  /**
+   * Up to `maxCount` events after `from` (exclusive; null = from the start), in global order:
+   * one page of what subscribeAll would deliver by now. For readers that stop (audit, lag).
+   */
+  readAll(from: Position | null, maxCount: number): Promise<RecordedEvent[]>;
+  /** How many events follow `from` (exclusive), counting no further than `cap`: lag gauges. */
+  countEventsAfter(from: Position | null, cap: number): Promise<number>;
   /** Position of the newest event visible to readers (null when the log is empty). */
   headPosition(): Promise<Position | null>;
   /** How many events the log holds (an estimate is fine): progress bars and ETAs only. */

@@ -102,6 +102,24 @@ export class PostgresEventStore implements EventStore {
     return rows[0] ? { commit: BigInt(rows[0].transaction_id), prepare: BigInt(rows[0].position) } : null;
   }
 
+  async readAll(from: Position | null, maxCount: number): Promise<RecordedEvent[]> {
+    this.assertOpen();
+    return this.readPage(from ?? { commit: 0n, prepare: 0n }, maxCount);
+  }
+
+  async countEventsAfter(from: Position | null, cap: number): Promise<number> {
+    this.assertOpen();
+    const after = from ?? { commit: 0n, prepare: 0n };
+    const { rows } = await this.pool.query<{ n: string }>(
+      `select count(*) as n from (select 1 from es.events
+        where (transaction_id, position) > ($1::text::xid8, $2::bigint)
+          and transaction_id < pg_snapshot_xmin(pg_current_snapshot())
+        limit $3) behind`,
+      [after.commit.toString(), after.prepare.toString(), cap],
+    );
+    return Number(rows[0]!.n);
+  }
+
   async countEvents(): Promise<number> {
     this.assertOpen();
     const { rows } = await this.pool.query<{ n: string }>('select count(*) as n from es.events');

@@ -24,6 +24,8 @@ async function makeStores() {
     readStream: (id) => (calls.readStream++, inner.readStream(id)),
     readStreams: (ids) => (calls.readStreams++, inner.readStreams(ids)),
     subscribeAll: (...args) => inner.subscribeAll(...args),
+    readAll: (...args) => inner.readAll(...args),
+    countEventsAfter: (...args) => inner.countEventsAfter(...args),
     headPosition: () => inner.headPosition(),
     countEvents: () => inner.countEvents(),
     close: () => inner.close(),

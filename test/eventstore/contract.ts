@@ -135,6 +135,21 @@ export function eventStoreContract(name: string, make: () => Promise<ContractFix
     assert.deepEqual(await store.headPosition(), last.position);
   }));
 
+  test(`${name}: readAll reads one page after a position (exclusive); countEventsAfter counts up to a cap`, withStore(async ({ store }) => {
+    assert.deepEqual(await store.readAll(null, 10), []);
+    assert.equal(await store.countEventsAfter(null, 10), 0);
+    for (let i = 0; i < 6; i++) await store.append(`r-${i % 2}`, [{ type: 'E', data: { i } }], 'any');
+    const first = await store.readAll(null, 4);
+    assert.deepEqual(first.map((e) => (e.data as { i: number }).i), [0, 1, 2, 3]);
+    assertStrictlyIncreasing(first);
+    const rest = await store.readAll(first[3]!.position, 10);
+    assert.deepEqual(rest.map((e) => (e.data as { i: number }).i), [4, 5]);
+    assert.equal(await store.countEventsAfter(null, 100), 6);
+    assert.equal(await store.countEventsAfter(first[1]!.position, 100), 4);
+    assert.equal(await store.countEventsAfter(null, 3), 3, 'no further than the cap');
+    assert.equal(await store.countEventsAfter(rest[1]!.position, 100), 0);
+  }));
+
   test(`${name}: subscribeAll from null replays everything, in pages, in global order`, withStore(async ({ store }) => {
     for (let i = 0; i < 7; i++) await store.append(`s-${i % 3}`, [{ type: 'E', data: { i } }], 'any');
     const pages: RecordedEvent[][] = [];

@@ -40,7 +40,7 @@ export async function startTestService(options: TestServiceOptions = {}) {
   await runner.start((error) => (runnerError = error));
   const clock = new ManualClock(options.start ?? '2026-03-01T00:00:00.000Z');
   const collectors = createCollectorSet({ live: options.live ?? {}, fallbackToSimulator: options.fallbackToSimulator ?? true });
-  const metrics = new Metrics({ pool: db.pool, clock });
+  const metrics = new Metrics({ pool: db.pool, clock, store });
   const app = await buildApp(
     { pool: db.pool, store, collectors, clock, watcher, isReady: () => true, failedAuthLimit: options.failedAuthLimit, metrics },
     options.logStream ? { logger: apiLogger('info', options.logStream) } : {},
