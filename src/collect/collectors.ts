@@ -2,6 +2,7 @@
 // own collector, or the simulator when COLLECTOR_FALLBACK=simulator and the platform has no
 // credentials, or else a collector that says clearly what is missing.
 import type { KeyMode, Platform } from '../domain/platform.ts';
+import { checkedCollector } from './checked-collector.ts';
 import type { Collector } from './collector.ts';
 import { CREDENTIAL_VARIABLES } from './collectors/from-env.ts';
 import { simulatedTikTokId, simulatorCollector } from './simulator.ts';
@@ -30,10 +31,11 @@ function missingCollector(platform: Platform): Collector {
 export function createCollectorSet(options: CollectorSetOptions): CollectorSet {
   const chosen = {} as Record<Platform, Collector>;
   const unavailable: Platform[] = [];
+  const simulator = checkedCollector(simulatorCollector);
   for (const platform of ['tiktok', 'youtube', 'instagram', 'twitter'] as const) {
     const live = options.live[platform];
-    if (live) chosen[platform] = live;
-    else if (options.fallbackToSimulator) chosen[platform] = simulatorCollector;
+    if (live) chosen[platform] = checkedCollector(live);
+    else if (options.fallbackToSimulator) chosen[platform] = simulator;
     else {
       chosen[platform] = missingCollector(platform);
       unavailable.push(platform);
@@ -41,9 +43,9 @@ export function createCollectorSet(options: CollectorSetOptions): CollectorSet {
   }
   return {
     unavailable,
-    forVideo: (mode, platform) => (mode === 'test' ? simulatorCollector : chosen[platform]),
+    forVideo: (mode, platform) => (mode === 'test' ? simulator : chosen[platform]),
     async resolveTikTokShortLink(mode, link, shortCode) {
-      if (mode === 'test' || chosen.tiktok === simulatorCollector) return { platformId: simulatedTikTokId(shortCode) };
+      if (mode === 'test' || chosen.tiktok === simulator) return { platformId: simulatedTikTokId(shortCode) };
       if (!options.resolveShortLink) return { status: 'unavailable', message: `No tiktok API credentials are configured: set ${CREDENTIAL_VARIABLES.tiktok.join(' and ')}` };
       return options.resolveShortLink(link);
     },

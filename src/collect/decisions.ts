@@ -1,9 +1,13 @@
 // Decide many video commands from read-model rows and append them in one batch. A stream
-// that moved on since its row was projected is decided again from the stream itself.
+// that moved on since its row was projected is decided again from the stream itself. A
+// stream whose data the store refuses is set apart from the batch (appendManyIsolating), so
+// every other stream lands; its slot is recorded as a collection failure, appended alone.
 import { DomainError } from '../domain/errors.ts';
 import { decideVideo, type VideoCommand } from '../domain/video-decide.ts';
 import { streamIdOfVideo } from '../domain/video.ts';
+import { appendManyIsolating, isRefused } from '../eventstore/isolate.ts';
 import { comparePositions, type EventStore, type Position, type StreamAppend } from '../eventstore/port.ts';
+import { isUnstorableData } from '../eventstore/unstorable.ts';
 import { videoDecider } from '../commands/deciders.ts';
 import { handleCommand } from '../commands/handle.ts';
 import { stateOf, type VideoWork } from './due-videos.ts';
@@ -54,10 +58,11 @@ export async function applyDecisions(store: EventStore, decisions: readonly Deci
   }
   if (appends.length === 0) return { counts, perPlatform, position };
 
-  const results = await store.appendMany(appends);
+  const results = await appendManyIsolating(store, appends);
   const retries: Decision[] = [];
   results.forEach((result, i) => {
     if (result.ok) note(pending[i]!.video.platform, appends[i]!.events.map((e) => e.type), result.result.position);
+    else if (isRefused(result)) retries.push(unstorable(pending[i]!, result.refused.message));
     else retries.push(pending[i]!);
   });
   for (const { video, command } of retries) {
@@ -65,8 +70,19 @@ export async function applyDecisions(store: EventStore, decisions: readonly Deci
       const handled = await handleCommand(store, streamIdOfVideo(video.video_id), videoDecider, command);
       note(video.platform, handled.events.map((e) => e.type), handled.position);
     } catch (error) {
-      if (!(error instanceof DomainError)) throw error;
+      // Refused again, alone: nothing this scheduler can write for it now; the next sweep tries again.
+      if (!(error instanceof DomainError) && !isUnstorableData(error)) throw error;
     }
   }
   return { counts, perPlatform, position };
+}
+
+/** A snapshot the store refused is a failed collection of its slot; other commands carry no platform data and are retried as they are. */
+function unstorable(decision: Decision, why: string): Decision {
+  const { command } = decision;
+  if (command.type !== 'RecordSnapshot') return decision;
+  return {
+    video: decision.video,
+    command: { type: 'RecordCollectionFailure', slot: command.slot, reason: 'unstorable', message: `the platform's answer could not be stored: ${why}`, now: command.now },
+  };
 }

@@ -4,6 +4,7 @@
 // parser forgives backslashes, tabs inside the text, percent-encoded hosts and user-info, and a
 // link we accept is stored and shown back as given, so it has to be the plain shape we document.
 import type { Platform } from './platform.ts';
+import { hasUnstorableCharacters } from './storable.ts';
 
 export type ParsedLink = {
   platform: Platform;
@@ -84,6 +85,8 @@ export function parseVideoLink(input: string): ParsedLink | LinkError {
   const videoLink = typeof input === 'string' ? input.trim() : '';
   if (!videoLink) return linkError('video_link is empty');
   if (videoLink.length > MAX_LINK_LENGTH) return linkError(`video_link is longer than ${MAX_LINK_LENGTH} characters`);
+  // Anywhere in the link, the fragment and query included: the link is stored as given.
+  if (hasUnstorableCharacters(videoLink)) return linkError('video_link contains NUL or an unpaired UTF-16 surrogate, which cannot be stored');
   const match = FORBIDDEN_CHARACTERS.test(videoLink) ? null : LINK.exec(videoLink);
   if (!match) return linkError('video_link is not an http(s) URL of a video');
   const host = match[2].toLowerCase();

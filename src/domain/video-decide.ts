@@ -3,6 +3,7 @@ import { HOUR_MS } from '../clock.ts';
 import { DomainError } from './errors.ts';
 import { SNAPSHOT_PRICE, estimatedCost, type Micros } from './money.ts';
 import type { KeyMode, Metrics, Platform, VideoMetadata } from './platform.ts';
+import { cleanMetadata, cleanText, hasUnstorableCharacters, metricsProblem } from './storable.ts';
 import {
   FAILED_HOURS_BEFORE_ERROR,
   endsAt,
@@ -48,6 +49,19 @@ export type VideoCommand =
   | { type: 'Stop'; now: Date }
   | { type: 'Cancel'; now: Date };
 
+/** Longest failure message kept (platforms' error texts are quoted into it). */
+const MAX_MESSAGE_LENGTH = 2_000;
+
+/**
+ * The snapshot as the log may hold it: its text cleaned, its counts checked. Collectors already
+ * do both at the edge (src/collect/checked-collector.ts); this keeps any other caller honest.
+ */
+function storableSnapshot(snapshot: CollectedSnapshot): CollectedSnapshot {
+  const problem = metricsProblem(snapshot.metrics);
+  if (problem) throw new DomainError('invalid_argument', `the platform's answer cannot be stored: ${problem}`);
+  return { ...snapshot, provider: cleanText(snapshot.provider, 200), metadata: cleanMetadata(snapshot.metadata) };
+}
+
 export function decideVideo(command: VideoCommand, state: VideoState): VideoEvent[] {
   if (command.type === 'Track') return track(command, state);
   if (!state.exists) throw new DomainError('not_found', 'Video not found');
@@ -60,7 +74,7 @@ export function decideVideo(command: VideoCommand, state: VideoState): VideoEven
       if (command.slot < state.nextSlot) return [];
       if (state.status !== 'monitoring') throw new DomainError('not_monitoring', 'Video is not being monitored');
       if (command.slot >= totalSlots(state.durationDays)) throw new DomainError('invalid_argument', `slot ${command.slot} is past the tracking period`);
-      const s = command.snapshot;
+      const s = storableSnapshot(command.snapshot);
       return [
         {
           type: 'SnapshotRecorded',
@@ -84,14 +98,15 @@ export function decideVideo(command: VideoCommand, state: VideoState): VideoEven
       if (state.status !== 'monitoring') throw new DomainError('not_monitoring', 'Video is not being monitored');
       if (command.slot >= totalSlots(state.durationDays)) throw new DomainError('invalid_argument', `slot ${command.slot} is past the tracking period`);
       const consecutiveFailures = state.consecutiveFailures + 1;
+      const message = cleanText(command.message, MAX_MESSAGE_LENGTH);
       const events: VideoEvent[] = [
         {
           type: 'CollectionFailed',
-          data: { videoId, orgId, slot: command.slot, at, reason: command.reason, message: command.message, consecutiveFailures },
+          data: { videoId, orgId, slot: command.slot, at, reason: command.reason, message, consecutiveFailures },
         },
       ];
       if (consecutiveFailures >= FAILED_HOURS_BEFORE_ERROR) {
-        events.push({ type: 'VideoErrored', data: { videoId, orgId, mode, at, isDeleted: command.reason === 'deleted', message: command.message } });
+        events.push({ type: 'VideoErrored', data: { videoId, orgId, mode, at, isDeleted: command.reason === 'deleted', message } });
       }
       return events;
     }
@@ -133,9 +148,10 @@ function track(command: Extract<VideoCommand, { type: 'Track' }>, state: VideoSt
   if (command.mode === 'live' && command.availableFunds < cost) {
     throw new DomainError('insufficient_balance', 'Insufficient balance');
   }
+  if (hasUnstorableCharacters(command.videoLink)) throw new DomainError('invalid_argument', 'video_link contains NUL or an unpaired UTF-16 surrogate');
   const at = command.now.toISOString();
   const { videoId, orgId, mode } = command;
-  const s = command.firstSnapshot;
+  const s = storableSnapshot(command.firstSnapshot);
   return [
     {
       type: 'VideoTracked',

@@ -38,7 +38,8 @@ export type SnapshotRecorded = {
   };
 };
 
-export type FailureReason = 'not_found' | 'deleted' | 'unreachable';
+/** `unstorable`: the platform answered, but the answer could not be written to the log. */
+export type FailureReason = 'not_found' | 'deleted' | 'unreachable' | 'unstorable';
 
 export type CollectionFailed = {
   type: 'CollectionFailed';

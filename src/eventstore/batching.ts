@@ -9,8 +9,9 @@
 // of them. Each append keeps its own meaning: appendMany is atomic per stream and checks each
 // stream's expected revision on its own, so a conflict fails that append only, as it would
 // have alone. A stream appears at most once per batch (a second append to it waits for the
-// next batch, where it sees the first). When a batch fails as a whole (say one append's data
-// cannot be stored), its appends are written one by one, so only the one at fault fails.
+// next batch, where it sees the first). When the store refuses a batch for one append's data,
+// the batch is split down to that append (appendManyIsolating), so only the one at fault
+// fails; any other failure (an outage) fails the batch's appends, as it would have each alone.
 //
 // Reads. Every command reads its stream first: reads that arrive while a read is under way
 // go together in the next one (the adapter's readStreams), one round trip for all. A read
@@ -18,6 +19,7 @@
 //
 // Alone, an append or a read goes at once, so nothing waits when there is no queue.
 import type { Observable } from 'rxjs';
+import { appendManyIsolating, isRefused } from './isolate.ts';
 import type { AppendResult, BatchAppendResult, EventData, EventStore, ExpectedRevision, Position, RecordedEvent, StreamAppend, SubscribeOptions } from './port.ts';
 
 interface Waiting<Input, Output> {
@@ -154,15 +156,10 @@ export class BatchingEventStore implements EventStore {
   }
 
   private async writeAppends(batch: Waiting<StreamAppend, AppendResult>[]): Promise<void> {
-    let outcomes: BatchAppendResult[];
-    try {
-      outcomes = await this.inner.appendMany(batch.map((item) => item.input));
-    } catch (error) {
-      if (batch.length === 1) throw error;
-      // One by one: only the append at fault fails.
-      await Promise.all(batch.map(({ input, resolve, reject }) => this.inner.append(input.streamId, input.events, input.expectedRevision).then(resolve, reject)));
-      return;
-    }
-    outcomes.forEach((outcome, i) => (outcome.ok ? batch[i]!.resolve(outcome.result) : batch[i]!.reject(outcome.conflict)));
+    const outcomes = await appendManyIsolating(this.inner, batch.map((item) => item.input));
+    outcomes.forEach((outcome, i) => {
+      if (outcome.ok) batch[i]!.resolve(outcome.result);
+      else batch[i]!.reject(isRefused(outcome) ? outcome.refused : outcome.conflict);
+    });
   }
 }

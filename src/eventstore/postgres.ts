@@ -32,6 +32,8 @@ import {
   type SubscribeOptions,
 } from './port.ts';
 import { EVENTS_CHANNEL } from './postgres-schema.ts';
+import { hasUnstorableCharacters } from '../domain/storable.ts';
+import { UnstorableData } from './unstorable.ts';
 
 export interface PostgresEventStoreOptions {
   /** End the pool in close() (default false: the caller shares the pool and ends it). */
@@ -306,9 +308,15 @@ async function runAppend(db: Queryable, appends: readonly StreamAppend[]): Promi
       rows = (await db.query<AppendRow>(APPEND_SQL, params)).rows;
       break;
     } catch (error) {
+      const code = (error as { code?: string }).code ?? '';
+      // Class 22 (data exception) and 54 (program limit exceeded): the statement's data,
+      // not the server, is at fault; the same batch would fail again.
+      if (code.startsWith('22') || code.startsWith('54')) {
+        throw new UnstorableData(null, `PostgreSQL refused the batch's data (${code}): ${(error as Error).message}`, { cause: error });
+      }
       // A deadlock aborts the whole statement, so a retry on a pool (autocommit)
       // is safe; inside a caller's transaction the caller must retry.
-      const deadlock = (error as { code?: string }).code === '40P01';
+      const deadlock = code === '40P01';
       if (!deadlock || !(db instanceof pg.Pool) || attempt >= 3) throw error;
     }
   }
@@ -368,23 +376,29 @@ function toParams(appends: readonly StreamAppend[]): unknown[] {
     });
   });
   const document = JSON.stringify(events);
-  // jsonb cannot hold U+0000 and would fail the whole batch with an obscure
-  // error: name the stream instead. (The cheap test may also match an escaped
-  // backslash followed by "u0000"; the exact check then clears it.)
-  if (document.includes('\\u0000')) {
+  // jsonb cannot hold U+0000 or an unpaired surrogate, and either fails the whole batch with
+  // an obscure error: name the stream instead. JSON.stringify writes both as \u escapes (a
+  // paired surrogate goes out as itself), so the cheap test is on the document; it may also
+  // match an escaped backslash followed by "u0000", and the exact check then clears it.
+  if (SUSPECT_ESCAPE.test(document)) {
     for (const append of appends) {
-      if (append.events.some((event) => hasNul(event.data) || hasNul(event.metadata))) {
-        throw new TypeError(`stream ${append.streamId}: event data contains U+0000, which PostgreSQL jsonb cannot store`);
+      if (append.events.some((event) => unstorable(event.data) || unstorable(event.metadata))) {
+        throw new UnstorableData(
+          append.streamId,
+          `stream ${append.streamId}: event data contains U+0000 or an unpaired UTF-16 surrogate, which PostgreSQL jsonb cannot store`,
+        );
       }
     }
   }
   return [streamIds, kinds, expected, document];
 }
 
-function hasNul(value: unknown): boolean {
-  if (typeof value === 'string') return value.includes('\u0000');
-  if (Array.isArray(value)) return value.some(hasNul);
-  if (value && typeof value === 'object') return Object.entries(value).some(([key, v]) => key.includes('\u0000') || hasNul(v));
+const SUSPECT_ESCAPE = /\\u(?:0000|d[89a-f][0-9a-f]{2})/i;
+
+function unstorable(value: unknown): boolean {
+  if (typeof value === 'string') return hasUnstorableCharacters(value);
+  if (Array.isArray(value)) return value.some(unstorable);
+  if (value && typeof value === 'object') return Object.entries(value).some(([key, v]) => hasUnstorableCharacters(key) || unstorable(v));
   return false;
 }
 
@@ -392,6 +406,7 @@ function validate(appends: readonly StreamAppend[]): void {
   const seen = new Set<string>();
   for (const { streamId, events, expectedRevision } of appends) {
     if (typeof streamId !== 'string' || streamId === '') throw new TypeError('stream id must be a non-empty string');
+    if (hasUnstorableCharacters(streamId)) throw new UnstorableData(streamId, 'stream id contains U+0000 or an unpaired UTF-16 surrogate');
     // Twice in one batch would make the second check race the first within one statement.
     if (seen.has(streamId)) throw new TypeError(`stream ${streamId} appears twice in one batch`);
     seen.add(streamId);

@@ -30,13 +30,19 @@ describe('count and id', () => {
   it('read JSON numbers and digit strings as canonical decimal strings', () => {
     assert.equal(count(0, 'c'), '0');
     assert.equal(count('00042', 'c'), '42');
-    assert.equal(count('98765432109876543210', 'c'), '98765432109876543210');
+    assert.equal(count('9223372036854775807', 'c'), '9223372036854775807');
     assert.equal(count(undefined, 'c'), undefined);
     assert.equal(id(2244994945, 'i'), '2244994945');
   });
 
   it('refuse what is not a non-negative integer', () => {
     for (const bad of [-1, 1.5, '12a', '', true, {}]) assert.throws(() => count(bad, 'c'), Malformed);
+  });
+
+  it('refuse counts the read models cannot hold (above bigint, 2^63 - 1), however they are written', () => {
+    for (const bad of ['9223372036854775808', '98765432109876543210', '1'.repeat(100_000), '-5', '1e3', 1e30, 2 ** 53, ' 12']) {
+      assert.throws(() => count(bad, 'c'), Malformed, String(bad).slice(0, 30));
+    }
     assert.throws(() => id(1.5, 'i'), Malformed);
   });
 });

@@ -240,3 +240,33 @@ describe('parseVideoLink: rejected links', () => {
     assert.ok(isLinkError(parseVideoLink(42 as unknown as string)));
   });
 });
+
+describe('parseVideoLink: characters no store can hold', () => {
+  const bad = [
+    `https://youtu.be/${YT}#\ud800`,
+    `https://youtu.be/${YT}#a\u0000b`,
+    `https://www.youtube.com/watch?v=${YT}&x=\udc00`,
+    `https://www.youtube.com/watch?v=${YT}&x=%00\u0000`,
+    `https://www.tiktok.com/@a\ud800b/video/${TT}`,
+    `https://x.com/user/status/${TW}?s=\udbff`,
+  ];
+  for (const link of bad) {
+    it(`refuses ${JSON.stringify(link)}, saying why`, () => {
+      const result = parseVideoLink(link);
+      assert.ok(isLinkError(result), JSON.stringify(result));
+      assert.match(result.error, /NUL or an unpaired UTF-16 surrogate/);
+    });
+  }
+
+  it('accepts well-formed non-ASCII text, a surrogate pair included, in the fragment and the user segment', () => {
+    for (const link of [`https://youtu.be/${YT}#\ud83d\ude00`, `https://www.tiktok.com/@caf\u00e9\ud83d\ude00/video/${TT}`]) {
+      assert.ok(!isLinkError(parseVideoLink(link)), link);
+    }
+  });
+
+  it('refuses an absurdly long link before reading it', () => {
+    const result = parseVideoLink(`https://youtu.be/${YT}#${'\ud800'.repeat(1_000_000)}`);
+    assert.ok(isLinkError(result));
+    assert.match(result.error, /longer than 2048/);
+  });
+});

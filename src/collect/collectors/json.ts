@@ -1,6 +1,7 @@
 // Reading platform answers without trusting them. TikTok ids (and, one day, any count) exceed
 // 2^53, which JSON.parse silently rounds; and any field may be missing or of the wrong type, which
 // must become an `invalid` result rather than a crash or a wrong number in a snapshot.
+import { countOf, MAX_COUNT } from '../../domain/storable.ts';
 
 /** Thrown by the readers below; collectors turn it into an `invalid` result. */
 export class Malformed extends Error {
@@ -62,16 +63,14 @@ export function id(value: unknown, what: string): string {
 
 /**
  * A count as a canonical decimal string, or undefined when the platform left it out (hidden
- * likes). Accepts JSON numbers (X, TikTok) and digit strings (YouTube).
+ * likes). Accepts JSON numbers (X, TikTok) and digit strings (YouTube); what a count is, the
+ * domain decides (up to 2^63 − 1, what the read models hold).
  */
 export function count(value: unknown, what: string): string | undefined {
   if (value === undefined || value === null) return undefined;
-  if (typeof value === 'number') {
-    if (Number.isSafeInteger(value) && value >= 0) return String(value);
-  } else if (typeof value === 'string' && /^\d+$/.test(value)) {
-    return BigInt(value).toString();
-  }
-  throw new Malformed(`${what} is not a non-negative integer`);
+  const canonical = countOf(value);
+  if (canonical === null) throw new Malformed(`${what} is not an integer from 0 to ${MAX_COUNT}`);
+  return canonical;
 }
 
 /** Metrics the platform left out are omitted from the snapshot, not written as undefined. */

@@ -1,0 +1,74 @@
+// What may enter the log: the one place that says what a count is and what text is.
+//
+// PostgreSQL text and jsonb refuse U+0000 and unpaired UTF-16 surrogates, and one refused row
+// fails the whole multi-row statement it is in (DESIGN §9); read models keep counts in bigint.
+// So values are refused or cleaned where they arrive, never left for a store to choke on: a
+// client's link with such characters is refused; a platform's text is cleaned; a platform's
+// count that is not a bigint is a malformed answer.
+import type { Metrics, VideoMetadata } from './platform.ts';
+
+/** The largest count the read models hold: PostgreSQL bigint, 2^63 − 1. */
+export const MAX_COUNT = 2n ** 63n - 1n;
+
+/**
+ * Longest platform text kept, in UTF-16 code units. Generous beside the platforms' own limits
+ * (X long posts reach 25,000 characters), so only absurd answers are cut.
+ */
+export const TEXT_LIMITS: Readonly<Record<keyof VideoMetadata, number>> = { title: 1_000, creator: 1_000, description: 30_000 };
+
+/** U+0000, a high surrogate not followed by a low one, or a low surrogate not preceded by a high one. */
+const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+const UNSTORABLE_ALL = new RegExp(UNSTORABLE.source, 'g');
+
+/** True when the text holds a character no store of ours can keep (NUL, a lone surrogate). */
+export function hasUnstorableCharacters(text: string): boolean {
+  return UNSTORABLE.test(text);
+}
+
+/** The text without NUL and lone surrogates, cut to `maxLength` code units without splitting a pair. */
+export function cleanText(text: string, maxLength: number): string {
+  const clean = text.replace(UNSTORABLE_ALL, '');
+  if (clean.length <= maxLength) return clean;
+  const cut = clean.slice(0, maxLength);
+  // A high surrogate left last would be lone once its partner is cut off.
+  return /[\ud800-\udbff]$/.test(cut) ? cut.slice(0, -1) : cut;
+}
+
+export function cleanMetadata(metadata: VideoMetadata): VideoMetadata {
+  return {
+    title: cleanText(metadata.title, TEXT_LIMITS.title),
+    creator: cleanText(metadata.creator, TEXT_LIMITS.creator),
+    description: cleanText(metadata.description, TEXT_LIMITS.description),
+  };
+}
+
+/** Digits of any integer above MAX_COUNT (19 digits) need not be read to refuse it. */
+const COUNT_DIGITS = /^0*([0-9]{1,19})$/;
+
+/**
+ * A count as its canonical decimal string, or null when the value is not one: a non-negative
+ * integer up to MAX_COUNT, given as a JSON number (exact, so at most 2^53 − 1) or a digit string.
+ */
+export function countOf(value: unknown): string | null {
+  if (typeof value === 'number') return Number.isSafeInteger(value) && value >= 0 ? String(value) : null;
+  if (typeof value !== 'string') return null;
+  const digits = COUNT_DIGITS.exec(value);
+  if (!digits) return null;
+  const count = BigInt(digits[1]!);
+  return count <= MAX_COUNT ? count.toString() : null;
+}
+
+/** Why the metrics cannot be stored (the first bad one named), or null when every one is a count. */
+export function metricsProblem(metrics: Metrics): string | null {
+  for (const [name, value] of Object.entries(metrics)) {
+    if (value === undefined) continue;
+    if (countOf(value) !== value) return `${name} is not a count from 0 to ${MAX_COUNT}: ${describe(value)}`;
+  }
+  return null;
+}
+
+/** A short, storable rendering of a refused value for messages. */
+function describe(value: unknown): string {
+  const text = typeof value === 'string' ? JSON.stringify(value) : String(value);
+  return cleanText(text.length > 40 ? `${text.slice(0, 40)}… (${text.length} characters)` : text, 80);
+}
