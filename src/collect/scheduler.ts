@@ -1,16 +1,29 @@
 // Bree schedules the recurring work (intervals in service time, so TIME_SCALE speeds them
-// up). Each Bree job is a tiny worker that only says "due": the rounds run in the main
-// thread because they share its database pool, event store and projection watcher, and
+// up). A Bree run only says "due" (./jobs/in-thread.ts: no thread): the rounds run in the
+// main thread because they share its database pool, event store and projection watcher, and
 // they are I/O-bound. A job never overlaps itself, and a round drains its due work.
+//
+// Idle costs nothing: a round that found no work is not run again until the read models
+// change (the watcher's position moves) or the service time reaches the next slot or end of
+// period, or a minute of wall time has passed (leases held by another scheduler lapse, a
+// platform's retry time passes: things the read models do not show).
+//
+// A round that fails is reported and tried again with backoff (1 s, doubling up to 30 s of
+// wall time), not at the next tick: ticks of a job in backoff are skipped, so a database
+// outage at TIME_SCALE=3600 is not five failed rounds and log lines a second per job.
 import Bree from 'bree';
 import { fileURLToPath } from 'node:url';
+import { comparePositions, type Position } from '../eventstore/port.ts';
+import { createInThreadJob } from './jobs/in-thread.ts';
+import { nextWork } from './next-work.ts';
 import { chargeUsage, collectDue, completeEnded, resumeFunded, type WorkDeps } from './work.ts';
 
 export type JobName = 'collect' | 'complete' | 'resume' | 'charge';
 
 export interface SchedulerOptions {
   timeScale: number;
-  onError: (job: JobName, error: unknown) => void;
+  /** A round failed; it runs again in `retryInMs` of wall time (null: the scheduler is stopping). */
+  onError: (job: JobName, error: unknown, retryInMs: number | null) => void;
   onRound?: (job: JobName, counts: Map<string, number>, perPlatform?: Map<string, number>) => void;
 }
 
@@ -20,10 +33,25 @@ export interface SchedulerOptions {
  */
 const INTERVALS_MS: Record<JobName, number> = { collect: 10_000, complete: 60_000, resume: 60_000, charge: 3_600_000 };
 const MIN_WALL_INTERVAL_MS: Record<JobName, number> = { collect: 200, complete: 200, resume: 200, charge: 1_000 };
+const IDLE_RECHECK_WALL_MS = 60_000;
+const RETRY_FIRST_MS = 1_000;
+const RETRY_MAX_MS = 30_000;
+const JOB_FILE = fileURLToPath(new URL('./jobs/due.mjs', import.meta.url));
+
+/** A job that found nothing to do, and what would have to change for it to find some. */
+interface Idle {
+  position: Position | null;
+  /** Service time (ms) at which time alone can bring work. */
+  untilService: number;
+  untilWall: number;
+}
 
 export class Scheduler {
   private bree: Bree | null = null;
   private running = new Map<JobName, Promise<void>>();
+  private idle = new Map<JobName, Idle>();
+  private failures = new Map<JobName, number>();
+  private retries = new Map<JobName, NodeJS.Timeout>();
   private stopped = false;
 
   constructor(
@@ -40,14 +68,68 @@ export class Scheduler {
     return round;
   }
 
+  /** What a tick of Bree does: a round, unless the job is idle or waits to retry. */
+  private tick(job: JobName): void {
+    if (this.stopped || this.retries.has(job) || this.isIdle(job)) return;
+    this.attempt(job);
+  }
+
+  private attempt(job: JobName): void {
+    this.run(job).then(
+      () => this.failures.delete(job),
+      (error: unknown) => this.failed(job, error),
+    );
+  }
+
+  private failed(job: JobName, error: unknown): void {
+    this.idle.delete(job);
+    if (this.stopped) return; // a round cut short by stop(): its work is picked up at the next start
+    const failures = (this.failures.get(job) ?? 0) + 1;
+    this.failures.set(job, failures);
+    const delay = Math.min(RETRY_MAX_MS, RETRY_FIRST_MS * 2 ** (failures - 1));
+    this.options.onError(job, error, delay);
+    clearTimeout(this.retries.get(job));
+    this.retries.set(
+      job,
+      setTimeout(() => {
+        this.retries.delete(job);
+        if (!this.stopped) this.attempt(job);
+      }, delay),
+    );
+  }
+
+  private isIdle(job: JobName): boolean {
+    const idle = this.idle.get(job);
+    if (!idle) return false;
+    const position = this.deps.watcher.position;
+    const unchanged = idle.position === null ? position === null : position !== null && comparePositions(position, idle.position) === 0;
+    if (unchanged && this.deps.clock.now().getTime() < idle.untilService && performance.now() < idle.untilWall) return true;
+    this.idle.delete(job);
+    return false;
+  }
+
+  private async markIdle(job: JobName, position: Position | null, timeBound: 'slot' | 'end' | null): Promise<void> {
+    let untilService = Number.POSITIVE_INFINITY;
+    if (timeBound) {
+      const next = await nextWork(this.deps.pool);
+      const at = timeBound === 'slot' ? next.slotAt : next.endAt;
+      if (at) untilService = at.getTime();
+    }
+    this.idle.set(job, { position, untilService, untilWall: performance.now() + IDLE_RECHECK_WALL_MS });
+  }
+
   private async drain(job: JobName): Promise<void> {
+    this.idle.delete(job);
+    // What the read models showed when this round began: a change after it wakes the job.
+    const position = this.deps.watcher.position;
     for (;;) {
       switch (job) {
         case 'collect': {
           // Drain: a late scheduler catches up slot after slot until nothing due is left.
           const round = await collectDue(this.deps);
           this.options.onRound?.(job, round.counts, round.perPlatform);
-          if (round.claimed === 0 || round.counts.size === 0) return;
+          if (round.claimed === 0) return this.markIdle(job, position, 'slot');
+          if (round.counts.size === 0) return;
           break;
         }
         case 'complete': {
@@ -57,15 +139,22 @@ export class Scheduler {
           await this.run('collect');
           const round = await completeEnded(this.deps);
           this.options.onRound?.(job, round.counts, round.perPlatform);
-          if ((round.counts.get('VideoCompleted') ?? 0) < this.deps.batchSize) return;
+          const completed = round.counts.get('VideoCompleted') ?? 0;
+          if (round.counts.size === 0) return this.markIdle(job, position, 'end');
+          if (completed < this.deps.batchSize) return;
           break;
         }
-        case 'resume':
-          this.options.onRound?.(job, (await resumeFunded(this.deps)).counts);
+        case 'resume': {
+          const round = await resumeFunded(this.deps);
+          this.options.onRound?.(job, round.counts);
+          // Only a change in the log (a deposit) lets a paused video resume.
+          if (round.counts.size === 0) return this.markIdle(job, position, null);
           return;
+        }
         case 'charge': {
           const { charged } = await chargeUsage(this.deps);
           this.options.onRound?.(job, new Map(charged > 0 ? [['UsageCharged', charged]] : []));
+          if (charged === 0) return this.markIdle(job, position, null);
           return;
         }
       }
@@ -76,27 +165,37 @@ export class Scheduler {
     this.stopped = false;
     const jobs = (Object.keys(INTERVALS_MS) as JobName[]).map((name) => ({
       name,
-      path: fileURLToPath(new URL(`./jobs/${name}.mjs`, import.meta.url)),
+      path: JOB_FILE,
+      // A round of every job at once on start (catching up after a restart), then each interval.
+      timeout: 0,
       interval: Math.max(MIN_WALL_INTERVAL_MS[name], Math.round(INTERVALS_MS[name] / this.options.timeScale)),
-      worker: { workerData: { job: name } },
     }));
     this.bree = new Bree({
       root: false,
       logger: false,
       jobs,
-      workerMessageHandler: ({ message }) => {
-        const job = (message as { due?: JobName } | undefined)?.due;
-        // A worker may still report in while Bree stops: no new round once stop() has begun.
-        if (job && !this.stopped) this.run(job).catch((error) => this.options.onError(job, error));
+      workerMessageHandler: ({ name, message }) => {
+        if (message === 'done') this.tick(name as JobName);
       },
-      errorHandler: (error: unknown, meta: { name?: string }) => this.options.onError((meta?.name ?? 'collect') as JobName, error),
+      errorHandler: (error: unknown, meta: { name?: string }) => this.options.onError((meta?.name ?? 'collect') as JobName, error, null),
     });
+    this.bree.createWorker = createInThreadJob;
     await this.bree.start();
   }
 
-  async stop(): Promise<void> {
+  /**
+   * No round starts after this is called; resolves once the rounds under way have ended, or
+   * after `waitMs` (a round stuck on a slow database is left to fail when the pool closes).
+   */
+  async stop(waitMs = Number.POSITIVE_INFINITY): Promise<void> {
     this.stopped = true;
+    for (const timer of this.retries.values()) clearTimeout(timer);
+    this.retries.clear();
     await this.bree?.stop();
-    await Promise.allSettled(this.running.values());
+    const rounds = Promise.allSettled(this.running.values());
+    if (!Number.isFinite(waitMs)) return void (await rounds);
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([rounds, new Promise((resolve) => (timer = setTimeout(resolve, waitMs)))]);
+    clearTimeout(timer);
   }
 }

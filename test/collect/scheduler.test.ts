@@ -121,3 +121,56 @@ it('stop() leaves no timers or workers running, and no round starts afterwards',
   assert.equal((await eventsOf(service, 'SnapshotRecorded')).length, snapshots);
   assert.deepEqual(errors, []);
 });
+
+it('a tick starts no thread, and an idle scheduler runs no rounds while nothing can be due', async () => {
+  const org = await service.organization({ usd: '1' });
+  const s = newScheduler();
+  const runs: unknown[] = [];
+  await s.start();
+  const bree = (s as unknown as { bree: import('bree').default }).bree;
+  bree.on('worker created', (name: string) => runs.push(bree.workers.get(name)));
+  const video = await trackNow(org.liveKey, youtubeLink());
+  await eventually('completion', async () => (await statusOf(video)) === 'completed', 15_000);
+  await eventually('the charge', async () => (await getUsage(service, org.liveKey)).uncharged_usage_usd === 0, 5_000);
+
+  // Nothing is due from now on, for ever: after each job's round on the last change, the
+  // scheduler is idle. Measured over 2 s (20 service hours, 10 collect intervals of Bree here).
+  const quietFrom = Date.now() + 1_000;
+  await new Promise((r) => setTimeout(r, 3_000));
+  const idleRounds = rounds.filter((r) => r.at > quietFrom);
+  assert.ok(idleRounds.length <= 1, `${idleRounds.length} rounds while idle: ${idleRounds.map((r) => r.job).join(', ')}`);
+  assert.ok(runs.length > 20, `only ${runs.length} ticks seen`);
+  const { Worker } = await import('node:worker_threads');
+  assert.equal(runs.filter((run) => run instanceof Worker).length, 0, 'a tick started a worker thread');
+  assert.deepEqual(errors, []);
+});
+
+it('a failed round is reported and retried with backoff, before the next tick', async () => {
+  // At wall speed the next collect tick is 10 s away: the retry must not wait for it.
+  const { createPool } = await import('../../src/db/pool.ts');
+  const nowhere = createPool('postgres://vidtrack@127.0.0.1:1/nowhere', { onError: () => undefined });
+  const healthy = deps.pool;
+  deps = { ...deps, clock: service.clock, pool: nowhere };
+  const s = new Scheduler(deps, {
+    timeScale: 1,
+    onError: (job, error, retryInMs) => {
+      errors.push([job, error]);
+      retries.push({ job, retryInMs });
+      deps.pool = healthy; // the database is back for the retry
+    },
+    onRound: (job) => rounds.push({ job, at: Date.now() }),
+  });
+  const retries: Array<{ job: JobName; retryInMs: number | null }> = [];
+  scheduler = s;
+  try {
+    const started = Date.now();
+    await s.start();
+    await eventually('a collect round after the failure', async () => rounds.some((r) => r.job === 'collect'), 5_000);
+    assert.ok(Date.now() - started < 5_000);
+    const collectRetries = retries.filter((r) => r.job === 'collect');
+    assert.equal(collectRetries.length, 1, JSON.stringify(retries));
+    assert.equal(collectRetries[0]!.retryInMs, 1_000);
+  } finally {
+    await nowhere.end();
+  }
+});
