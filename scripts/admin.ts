@@ -1,6 +1,7 @@
 // The admin CLI: the only way to create organizations and keys, fund accounts and cancel
-// videos. Every change is a command, so everything lands in the event log. Prints one JSON
-// object on stdout; errors go to stderr with a non-zero exit.
+// videos. Every change is a command, so everything lands in the event log. It also shows and
+// retries the events the projector parked. Prints one JSON object on stdout; errors go to
+// stderr with a non-zero exit.
 import { parseArgs } from 'node:util';
 import { deposit, issueKey, openOrganization, revokeKey } from '../src/commands/account-commands.ts';
 import { cancelVideo } from '../src/commands/video-commands.ts';
@@ -11,6 +12,7 @@ import { parseUsd, toUsd } from '../src/domain/money.ts';
 import { PLANS, type Plan } from '../src/domain/platform.ts';
 import { createEventStore } from '../src/eventstore/create.ts';
 import { READ_SCHEMA, projections } from '../projections/index.ts';
+import { listParked, retryParked } from '../projections/parking.ts';
 import { ProjectionWatcher } from '../projections/watcher.ts';
 
 const USAGE = `usage:
@@ -18,7 +20,9 @@ const USAGE = `usage:
   admin key create --org ORG_ID --name NAME [--mode live|test]
   admin key revoke --key KEY_ID
   admin deposit --org ORG_ID --amount USD [--reference TEXT]
-  admin video cancel --video VIDEO_ID`;
+  admin video cancel --video VIDEO_ID
+  admin parked list [--event EVENT_ID]
+  admin parked retry (--event EVENT_ID | --all)`;
 
 class UsageError extends Error {}
 
@@ -33,6 +37,8 @@ const options = {
   amount: { type: 'string' },
   reference: { type: 'string' },
   video: { type: 'string' },
+  event: { type: 'string' },
+  all: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -44,6 +50,8 @@ const REQUIRED: Record<string, Array<keyof Values>> = {
   'key revoke': ['key'],
   deposit: ['org', 'amount'],
   'video cancel': ['video'],
+  'parked list': [],
+  'parked retry': [],
 };
 
 function required(values: Values, name: keyof Values): string {
@@ -78,6 +86,8 @@ async function main(): Promise<void> {
   if (mode !== 'live' && mode !== 'test') throw new UsageError('--mode must be live or test');
   const amount = values.amount === undefined ? null : parseUsd(values.amount);
   if (command === 'deposit' && (amount === null || amount <= 0)) throw new UsageError('--amount must be a positive USD amount with at most 6 decimals, e.g. 25 or 10.50');
+  if (command === 'parked retry' && !values.all === (values.event === undefined)) throw new UsageError('parked retry takes --event EVENT_ID or --all');
+  if (command.startsWith('parked')) return parked(command, values);
 
   const db = await connect('vidtrack-admin');
   const store = createEventStore(db.config, db.pool);
@@ -127,6 +137,26 @@ async function main(): Promise<void> {
     process.stdout.write(`${JSON.stringify(output)}\n`);
   } finally {
     await watcher.close();
+    await store.close();
+    await db.close();
+  }
+}
+
+/** Events the projector parked: shown, or applied again through this code's projections. */
+async function parked(command: string, values: Values): Promise<void> {
+  const db = await connect('vidtrack-admin');
+  const store = createEventStore(db.config, db.pool);
+  try {
+    if (command === 'parked list') {
+      process.stdout.write(`${JSON.stringify({ parked: await listParked(db.pool, READ_SCHEMA, values.event) })}\n`);
+      return;
+    }
+    if (values.event && (await listParked(db.pool, READ_SCHEMA, values.event)).length === 0) throw new DomainError('not_found', `no parked event ${values.event}`);
+    const outcome = await retryParked(store, db.pool, projections, READ_SCHEMA, values.all ? undefined : values.event);
+    process.stdout.write(`${JSON.stringify(outcome)}\n`);
+    // Still failing is not a usage error, but a script must be able to tell.
+    if (outcome.still_parked.length > 0) process.exitCode = 1;
+  } finally {
     await store.close();
     await db.close();
   }

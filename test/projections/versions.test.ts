@@ -1,0 +1,99 @@
+// Two versions of the code running side by side over one database (a rolling deploy): neither
+// drops the other's tables; the newer projector, once it holds the lock, builds its version
+// beside the live tables and swaps it in; an older projector then leaves the newer tables alone.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { migrate } from '../../src/db/migrate.ts';
+import { PostgresEventStore } from '../../src/eventstore/postgres.ts';
+import { comparePositions, type Position } from '../../src/eventstore/port.ts';
+import { allMigrations } from '../../src/migrations.ts';
+import { apiKeysProjection } from '../../projections/api-keys.ts';
+import { READ_SCHEMA } from '../../projections/index.ts';
+import type { Projection } from '../../projections/projection.ts';
+import { ProjectionRunner } from '../../projections/runner.ts';
+import { readModelsReady } from '../../projections/versions.ts';
+import { createTestDatabase } from '../support/db.ts';
+
+/** The next version of the api_keys read model: one more column. */
+const apiKeysV2: Projection = {
+  ...apiKeysProjection,
+  version: apiKeysProjection.version + 1,
+  ddl: (schema) => apiKeysProjection.ddl(schema).replace('created_at timestamptz NOT NULL\n    );', 'created_at timestamptz NOT NULL,\n      reviewed boolean NOT NULL DEFAULT false\n    );'),
+};
+
+async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 15_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+test('a newer projector stands by beside an older one, then builds beside and swaps; an older one never touches newer tables', async (t) => {
+  assert.notEqual(apiKeysV2.ddl('rm'), apiKeysProjection.ddl('rm'), 'the v2 fixture changes the tables');
+  const db = await createTestDatabase();
+  t.after(() => db.drop());
+  await migrate(db.pool, allMigrations);
+  const store = new PostgresEventStore(db.pool);
+  t.after(() => store.close());
+  const runners: ProjectionRunner[] = [];
+  t.after(async () => {
+    for (const r of runners) await r.stop();
+  });
+  const failures: unknown[] = [];
+  const start = async (projection: Projection) => {
+    const runner = new ProjectionRunner(store, db.pool, [projection], { schema: READ_SCHEMA });
+    runners.push(runner);
+    await runner.start((error) => failures.push(error));
+    return runner;
+  };
+  const open = (n: number) =>
+    store.append(`account-org_${n}`, [{ type: 'OrganizationOpened', data: { orgId: `org_${n}`, name: `Org ${n}`, email: `${n}@example.test`, plan: 'free', rateLimit: null, at: '2026-03-01T00:00:00.000Z' } }], 'no_stream');
+  const passed = (runner: ProjectionRunner, target: Position) =>
+    until(`the projector to pass ${target.commit}/${target.prepare}`, async () => {
+      const p = runner.position$.value;
+      return p && comparePositions(p, target) >= 0 ? true : undefined;
+    });
+  const organizations = async () => (await db.pool.query(`SELECT org_id FROM rm.organizations ORDER BY org_id`)).rows.map((r) => r.org_id);
+  const hasReviewedColumn = async () =>
+    (await db.pool.query(`SELECT 1 FROM information_schema.columns WHERE table_schema = 'rm' AND table_name = 'organizations' AND column_name = 'reviewed'`)).rowCount === 1;
+
+  const v1 = await start(apiKeysProjection);
+  assert.ok(v1.active, `v1 did not start: ${failures.map(String).join('; ')}`);
+  await passed(v1, (await open(1)).position);
+
+  // The new version starts while the old one projects: it stands by and drops nothing.
+  const v2 = await start(apiKeysV2);
+  assert.equal(v2.active, false);
+  assert.deepEqual(await organizations(), ['org_1']);
+  await passed(v1, (await open(2)).position);
+  assert.deepEqual(await organizations(), ['org_1', 'org_2']);
+  assert.equal(await hasReviewedColumn(), false);
+  assert.ok(await readModelsReady(db.pool, READ_SCHEMA, [apiKeysProjection]));
+  assert.equal(await readModelsReady(db.pool, READ_SCHEMA, [apiKeysV2]), false, 'the new version is not there yet');
+
+  // The old projector goes away: the new one takes the lock, builds its version beside, swaps it in.
+  await v1.stop();
+  await until('v2 to move the read model to version 2', async () =>
+    (await db.pool.query(`SELECT version FROM rm.projection_versions WHERE projection = 'api_keys'`)).rows[0]?.version === 2 ? true : undefined);
+  assert.equal(await hasReviewedColumn(), true);
+  assert.deepEqual(await organizations(), ['org_1', 'org_2']);
+  await passed(v2, (await open(3)).position);
+  assert.deepEqual(await organizations(), ['org_1', 'org_2', 'org_3']);
+  assert.ok(await readModelsReady(db.pool, READ_SCHEMA, [apiKeysV2]));
+  assert.ok(await readModelsReady(db.pool, READ_SCHEMA, [apiKeysProjection]), 'an older reader may serve from newer tables');
+
+  // An older projector started now, with the lock free, still leaves the newer tables alone.
+  await v2.stop();
+  const old = await start(apiKeysProjection);
+  assert.equal(old.active, false);
+  assert.match(old.standbyReason ?? '', /newer/);
+  await open(4);
+  assert.equal(await hasReviewedColumn(), true);
+  assert.deepEqual(await organizations(), ['org_1', 'org_2', 'org_3']);
+  const { rows } = await db.pool.query(`SELECT version FROM rm.projection_versions WHERE projection = 'api_keys'`);
+  assert.equal(rows[0].version, 2);
+  assert.deepEqual(failures, []);
+});
