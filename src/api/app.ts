@@ -6,7 +6,7 @@ import { Ajv } from 'ajv';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify';
 import { Redis } from 'ioredis';
 import { BatchingEventStore } from '../eventstore/batching.ts';
-import { registerAuth } from './auth.ts';
+import { registerAuth, type Gate } from './auth.ts';
 import type { ApiDeps } from './context.ts';
 import { frameworkErrors, registerErrorHandling } from './errors.ts';
 import { KeyCache } from './key-cache.ts';
@@ -45,6 +45,8 @@ function acceptEmptyJsonBodies(app: FastifyInstance): void {
 }
 
 export async function buildApp(given: ApiDeps, options: FastifyServerOptions = {}) {
+  // Set once the API's hooks exist; the router's own refusals go through it (errors.ts).
+  let gate: Gate | null = null;
   // Concurrent commands share commits (group commit); see eventstore/batching.ts.
   const deps: ApiDeps = { ...given, store: new BatchingEventStore(given.store) };
   const app = Fastify({
@@ -53,7 +55,7 @@ export async function buildApp(given: ApiDeps, options: FastifyServerOptions = {
     genReqId: () => crypto.randomUUID(),
     // Room for any id a client may send: ids the service never issued are 404 `Video not found`.
     routerOptions: { maxParamLength: MAX_ID_LENGTH, ...options.routerOptions },
-    frameworkErrors,
+    frameworkErrors: frameworkErrors(() => gate),
   }).withTypeProvider<TypeBoxTypeProvider>();
   const ajv = validators();
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? ajv.body : ajv.other).compile(schema));
@@ -89,7 +91,10 @@ export async function buildApp(given: ApiDeps, options: FastifyServerOptions = {
   await app.register(
     async (api) => {
       const barrier = new ReadBarrier(deps.pool, deps.watcher);
-      await registerAuth(api, { keys: new KeyCache(deps.pool), barrier, redis, failedAuthLimit: deps.failedAuthLimit ?? 100 });
+      const guard = await registerAuth(api, { keys: new KeyCache(deps.pool), barrier, redis, failedAuthLimit: deps.failedAuthLimit ?? 100 });
+      gate = guard;
+      // Unknown paths under the API count against the caller's limit like any request.
+      api.setNotFoundHandler({ preHandler: guard }, (_request, reply) => reply.code(404).send({ error: 'Not found' }));
       api.get('/health', health, healthHandler);
       api.get('/openapi.json', { config: { public: true }, schema: { hide: true } }, async () => app.swagger());
       // One page of the projector, one read of an organization's usage (read-cache.ts).

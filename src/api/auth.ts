@@ -5,7 +5,7 @@
 //      or against the client address when there is no valid key (failed authentications).
 //   3. preParsing: answer 401 when there is no valid key, before a body is even read.
 import rateLimit from '@fastify/rate-limit';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
 import { hashApiKey, hasKeyShape } from '../domain/api-key.ts';
 import type { KeyMode, Plan } from '../domain/platform.ts';
@@ -51,17 +51,25 @@ export interface AuthOptions {
   redis: Redis | null;
 }
 
-export async function registerAuth(app: FastifyInstance, options: AuthOptions): Promise<void> {
+/**
+ * Authenticates and counts a request the way the hooks below do, for answers that come from
+ * no route (an unknown path, a URL the router refused): they carry the X-RateLimit-* headers
+ * too, and count. Throws the 429 when the limit is exceeded.
+ */
+export type Gate = (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
+
+export async function registerAuth(app: FastifyInstance, options: AuthOptions): Promise<Gate> {
   app.decorateRequest('caller', null);
   app.decorateRequest('view', null);
 
-  app.addHook('onRequest', async (request) => {
-    if (request.routeOptions.config.public) return;
+  const authenticate = async (request: FastifyRequest) => {
+    if (request.routeOptions.config?.public) return;
     const apiKey = keyOf(request);
     if (!apiKey) return;
     request.view = await options.barrier.sync();
     request.caller = await resolveCaller(apiKey, options.keys, request.view);
-  });
+  };
+  app.addHook('onRequest', authenticate);
 
   await app.register(rateLimit, {
     global: true,
@@ -71,20 +79,33 @@ export async function registerAuth(app: FastifyInstance, options: AuthOptions): 
     skipOnError: true,
     keyGenerator: (request) => (request.caller ? `key:${request.caller.keyId}` : `ip:${request.ip}`),
     max: async (request) => (request.caller ? limitOf(request.caller) : options.failedAuthLimit),
-    allowList: (request) => Boolean(request.routeOptions.config.public),
+    allowList: (request) => Boolean(request.routeOptions.config?.public),
     errorResponseBuilder: (_request, context) =>
       new HttpError(429, { error: 'Rate limit exceeded', limit: context.max, reset: Math.ceil((Date.now() + context.ttl) / 1000) }),
   });
 
-  // The plugin sends seconds until the reset; the spec's X-RateLimit-Reset is a Unix time.
-  app.addHook('onSend', async (_request, reply) => {
-    const secondsLeft = reply.getHeader('x-ratelimit-reset');
-    if (secondsLeft !== undefined) reply.header('x-ratelimit-reset', Math.floor(Date.now() / 1000) + Number(secondsLeft));
-  });
+  app.addHook('onSend', async (_request, reply) => resetAsUnixTime(reply));
 
   app.addHook('preParsing', async (request) => {
     if (!request.routeOptions.config.public && !request.caller) throw new HttpError(401, { error: 'API key required' });
   });
+
+  const limit = app.rateLimit();
+  return async (request, reply) => {
+    await authenticate(request);
+    try {
+      await limit.call(app, request, reply);
+    } finally {
+      resetAsUnixTime(reply);
+    }
+  };
+}
+
+/** The plugin sends seconds until the reset; the spec's X-RateLimit-Reset is a Unix time. */
+function resetAsUnixTime(reply: FastifyReply): void {
+  const secondsLeft = reply.getHeader('x-ratelimit-reset');
+  // Once per answer: a Unix time is far above any window's seconds.
+  if (secondsLeft !== undefined && Number(secondsLeft) < 1e9) reply.header('x-ratelimit-reset', Math.floor(Date.now() / 1000) + Number(secondsLeft));
 }
 
 function keyOf(request: FastifyRequest): string | null {

@@ -2,6 +2,7 @@
 // 400 `Invalid request` with one { field, message } per field. Nothing a client sends
 // becomes a 500: unexpected failures (a database outage) answer 503 and are logged.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Gate } from './auth.ts';
 
 export class HttpError extends Error {
   constructor(
@@ -63,11 +64,21 @@ const BODY_ERRORS: Record<string, string> = {
 
 /**
  * Fastify answers URLs it cannot route (bad percent-encoding, an overlong path segment)
- * before any hook or error handler runs, in its own shape; this keeps them in the spec's.
+ * before any hook or error handler runs, in its own shape; this keeps them in the spec's, and
+ * passes them through `gate` first (authentication and rate limit, as a route would).
  */
-export function frameworkErrors(error: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
-  const message = error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'a path segment of the URL is too long' : 'the URL is not valid (bad percent-encoding)';
-  void reply.code(400).send({ error: 'Invalid request', details: [{ field: 'url', message }] });
+export function frameworkErrors(gate: () => Gate | null) {
+  return (error: FastifyError, request: FastifyRequest, reply: FastifyReply): void => {
+    const message = error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'a path segment of the URL is too long' : 'the URL is not valid (bad percent-encoding)';
+    const answer = () => reply.code(400).send({ error: 'Invalid request', details: [{ field: 'url', message }] });
+    const run = gate();
+    if (!run) return void answer();
+    run(request, reply).then(answer, (failure: unknown) => {
+      if (failure instanceof HttpError) return reply.code(failure.statusCode).send(failure.body);
+      request.log.error({ err: failure }, 'request failed');
+      return reply.code(503).send({ error: 'Service temporarily unavailable' });
+    });
+  };
 }
 
 export function registerErrorHandling(app: FastifyInstance): void {

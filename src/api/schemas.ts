@@ -2,7 +2,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { PLATFORMS, VIDEO_STATUSES } from '../domain/platform.ts';
 
-
 export const ErrorBody = Type.Object(
   {
     error: Type.String(),
@@ -10,6 +9,15 @@ export const ErrorBody = Type.Object(
   },
   { $id: 'Error', additionalProperties: true },
 );
+
+/**
+ * The error statuses of a route, for serialization and the OpenAPI document: its own, and
+ * those every route can answer (400 for a malformed or overlong URL or body, 401, 429, and
+ * 503 while the database is out of reach).
+ */
+export function errorsOf(...own: number[]) {
+  return Object.fromEntries([400, 401, 429, 503, ...own].map((status) => [status, ErrorBody]));
+}
 
 export const TrackBody = Type.Object(
   {

@@ -25,12 +25,14 @@ const OPERATIONS: Array<[string, string, number]> = [
 ];
 
 /** Error statuses each operation can answer with (spec §4, §5, §7, §8 and DESIGN §8). */
+// Every route can answer 400 (a malformed or overlong URL, a bad body), 401, 429 and the 503 of
+// an outage, besides its own.
 const ERRORS: Record<string, number[]> = {
-  'post /videos/track': [400, 401, 402, 404, 409, 429, 500, 502],
-  'get /videos': [400, 401, 429],
-  'get /videos/{id}': [401, 403, 404, 429],
-  'post /videos/{id}/stop': [400, 401, 403, 404, 429],
-  'get /usage': [401, 429],
+  'post /videos/track': [400, 401, 402, 404, 409, 429, 500, 502, 503],
+  'get /videos': [400, 401, 429, 503],
+  'get /videos/{id}': [400, 401, 403, 404, 429, 503],
+  'post /videos/{id}/stop': [400, 401, 403, 404, 429, 503],
+  'get /usage': [400, 401, 429, 503],
 };
 
 /** Follows a local `#/...` reference. */

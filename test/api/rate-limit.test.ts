@@ -2,6 +2,7 @@
 // authentications limited per client address).
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import type { InjectOptions } from 'fastify';
 import { after, before, describe, test } from 'node:test';
 import { issueKey } from '../../src/commands/account-commands.ts';
 import { startTestService, type TestService } from '../support/service.ts';
@@ -82,6 +83,29 @@ describe('headers', () => {
       previous = remaining;
     }
     assert.equal(previous, 300 - responses.length);
+  });
+
+  test('on every 400 a request with a valid key can get: bad JSON, wrong media type, bad query, unknown route, bad URL', async () => {
+    const org = await service.organization({ plan: 'pro' });
+    const key = { 'x-api-key': org.liveKey };
+    const inject = (options: InjectOptions) => service.app.inject(options);
+    const responses: Array<[string, Response]> = [
+      ['invalid JSON', await inject({ method: 'POST', url: '/api/v1/videos/track', headers: { ...key, 'content-type': 'application/json' }, payload: '{"video_link":' })],
+      ['wrong media type', await inject({ method: 'POST', url: '/api/v1/videos/track', headers: { ...key, 'content-type': 'text/plain' }, payload: 'hello' })],
+      ['body too large', await inject({ method: 'POST', url: '/api/v1/videos/track', headers: { ...key, 'content-type': 'application/json' }, payload: `{"video_link":"${'a'.repeat(2 ** 21)}"}` })],
+      ['bad limit', await inject({ method: 'GET', url: '/api/v1/videos?limit=abc', headers: key })],
+      ['bad status', await inject({ method: 'GET', url: '/api/v1/videos?status=zzz', headers: key })],
+      ['bad percent-encoding', await inject({ method: 'GET', url: '/api/v1/videos/%E0%A4%A', headers: key })],
+      ['overlong id', await inject({ method: 'GET', url: `/api/v1/videos/${'x'.repeat(5000)}`, headers: key })],
+      ['unknown route', await inject({ method: 'GET', url: '/api/v1/nothing-here', headers: key })],
+      ['unknown method', await inject({ method: 'DELETE', url: '/api/v1/usage', headers: key })],
+    ];
+    const without = responses.filter(([, response]) => response.headers['x-ratelimit-limit'] === undefined).map(([what, r]) => `${what} (${r.statusCode})`);
+    assert.deepEqual(without, [], 'answers without X-RateLimit-* headers');
+    for (const [what, response] of responses) {
+      assert.ok(response.statusCode >= 400 && response.statusCode < 500, `${what}: ${response.statusCode} ${response.body.slice(0, 200)}`);
+      assert.equal(rateHeaders(response).limit, 300, what);
+    }
   });
 
   test('also on a 401, counted against the client address', async () => {

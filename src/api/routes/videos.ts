@@ -11,10 +11,8 @@ import { HttpError, invalidRequest } from '../errors.ts';
 import type { Caller } from '../auth.ts';
 import { daysRemaining, presentListedVideo, presentVideoDetail } from '../present.ts';
 import { NumberTemplate, PositionCache, daysHole, daysPlaceholder, sendJson, type UsageReads } from '../read-cache.ts';
-import { ErrorBody, ListQuery, StopResult, TrackBody, TrackedVideo, VideoDetail, VideoList, VideoParams } from '../schemas.ts';
+import { errorsOf, ListQuery, StopResult, TrackBody, TrackedVideo, VideoDetail, VideoList, VideoParams } from '../schemas.ts';
 
-/** The error statuses each route can answer with, for serialization and the OpenAPI document. */
-const errorsOf = (...statuses: number[]) => Object.fromEntries(statuses.map((status) => [status, ErrorBody]));
 
 /**
  * Ids the service issues are short printable text (UUIDs). Anything else cannot name a video,
@@ -51,7 +49,7 @@ export const videoRoutes = (deps: ApiDeps, usage: UsageReads): FastifyPluginAsyn
     return checkOwner(caller, POSSIBLE_ID.test(id) ? await readVideo(deps.pool, id) : null);
   }
 
-  app.post('/videos/track', { schema: { body: TrackBody, response: { 201: TrackedVideo, ...errorsOf(400, 401, 402, 404, 409, 429, 500, 502) } } }, async (request, reply) => {
+  app.post('/videos/track', { schema: { body: TrackBody, response: { 201: TrackedVideo, ...errorsOf(402, 404, 409, 500, 502) } } }, async (request, reply) => {
     const caller = request.caller!;
     const link = parseVideoLink(request.body.video_link);
     if (isLinkError(link)) throw invalidRequest([{ field: 'video_link', message: link.error }]);
@@ -102,7 +100,7 @@ export const videoRoutes = (deps: ApiDeps, usage: UsageReads): FastifyPluginAsyn
     }
   });
 
-  app.get('/videos', { schema: { querystring: ListQuery, response: { 200: VideoList, ...errorsOf(400, 401, 429) } } }, async (request, reply) => {
+  app.get('/videos', { schema: { querystring: ListQuery, response: { 200: VideoList, ...errorsOf() } } }, async (request, reply) => {
     const caller = request.caller!;
     const { platform, status, limit = 50 } = request.query;
     if (platform !== undefined && !(PLATFORMS as readonly string[]).includes(platform)) {
@@ -125,7 +123,7 @@ export const videoRoutes = (deps: ApiDeps, usage: UsageReads): FastifyPluginAsyn
     return sendJson(reply, cached.body.render(cached.rows.map((v) => daysRemaining(v, now))));
   });
 
-  app.get('/videos/:id', { schema: { params: VideoParams, response: { 200: VideoDetail, ...errorsOf(401, 403, 404, 429) } } }, async (request, reply) => {
+  app.get('/videos/:id', { schema: { params: VideoParams, response: { 200: VideoDetail, ...errorsOf(403, 404) } } }, async (request, reply) => {
     const caller = request.caller!;
     const id = request.params.id;
     const position = request.view!.position;
@@ -145,7 +143,7 @@ export const videoRoutes = (deps: ApiDeps, usage: UsageReads): FastifyPluginAsyn
     return sendJson(reply, cached.body.render([daysRemaining(video, deps.clock.now())]));
   });
 
-  app.post('/videos/:id/stop', { schema: { params: VideoParams, response: { 200: StopResult, ...errorsOf(400, 401, 403, 404, 429) } } }, async (request) => {
+  app.post('/videos/:id/stop', { schema: { params: VideoParams, response: { 200: StopResult, ...errorsOf(403, 404) } } }, async (request) => {
     const video = await ownVideo(request.caller!, request.params.id);
     try {
       const handled = await stopVideo(deps.store, deps.clock, video.video_id);
