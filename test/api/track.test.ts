@@ -266,6 +266,38 @@ describe('platform answers', () => {
   });
 });
 
+describe('links the stores cannot hold', () => {
+  test('a lone surrogate or NUL anywhere in a well-formed link is a 400 naming video_link, and the clean link then tracks', async () => {
+    const { api } = await fundedApi();
+    const id = platformId('youtube');
+    const clean = `https://youtu.be/${id}`;
+    for (const hostile of [`${clean}#\ud800`, `${clean}?t=\udfff`, `${clean}?t=1\u0000`, `https://www.tiktok.com/@a\u0000b/video/7123456789012345678`, `${clean}#${'x'.repeat(3000)}`]) {
+      const details = expectInvalid(await api.track(hostile, 1), 'video_link');
+      assert.deepEqual(details.map((d) => d.field), ['video_link'], JSON.stringify(hostile).slice(0, 60));
+    }
+    await tracked(api, clean, 1);
+  });
+
+  test('a video the database refuses to write leaves the link free: 503, then the same link tracks (no 409 naming a video that does not exist)', async () => {
+    const { api } = await fundedApi();
+    const link = newLink();
+    // A real refusal by PostgreSQL, of this one video's events only.
+    await service.db.pool.query(`
+      CREATE FUNCTION refuse_marked() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF NEW.stream_id LIKE 'video-%' AND NEW.data->>'videoLink' = '${link}' THEN RAISE EXCEPTION 'refused for the test'; END IF;
+        RETURN NEW;
+      END $$;
+      CREATE TRIGGER refuse_marked BEFORE INSERT ON es.events FOR EACH ROW EXECUTE FUNCTION refuse_marked();`);
+    try {
+      expectError(await api.track(link, 1), 503, 'Service temporarily unavailable');
+    } finally {
+      await service.db.pool.query(`DROP TRIGGER refuse_marked ON es.events; DROP FUNCTION refuse_marked()`);
+    }
+    await tracked(api, link, 1);
+  });
+});
+
 describe('409 Video is already being tracked', () => {
   test('the same link again, while monitoring', async () => {
     const { api } = await fundedApi();
