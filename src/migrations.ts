@@ -3,7 +3,7 @@
 // own (the service clock), it does not know who else has tables. Read models are not migrated:
 // their tables belong to the projector (projections/versions.ts); what is migrated here is the
 // bookkeeping beside them (checkpoints, versions, parked events).
-import { SCHEDULER_SCHEMA_DDL } from './collect/leases.ts';
+import { schedulerMigrations } from './collect/leases.ts';
 import { eventStoreMigrations } from './eventstore/postgres-schema.ts';
 import { notifyMigrations } from './notify/completion-email.ts';
 import type { Migration } from './db/migrate.ts';
@@ -14,6 +14,6 @@ export const allMigrations: readonly Migration[] = [
   ...eventStoreMigrations,
   ...serviceClockMigrations,
   ...notifyMigrations,
-  { id: 'scheduler/001-leases', sql: SCHEDULER_SCHEMA_DDL },
+  ...schedulerMigrations,
   ...projectionMigrations,
 ];

@@ -5,22 +5,33 @@
 //
 // Money stays exact without that wait: an organization's available funds are read together
 // with the usage projection's checkpoint, and the sweep subtracts what it has itself spent
-// on snapshots the projection has not yet passed. Only the holder of an organization's lease
-// spends its money, and it holds the lease until its spending is projected.
+// on snapshots the projection has not yet passed. Spending from before the sweep (an earlier
+// sweep whose wait timed out, another scheduler, a holder that died) is recorded in the lease
+// row (leases.ts): the sweep spends none of an organization's money until the projection has
+// passed it, so nothing the projection does not show yet is ever spent twice.
+//
+// The append in flight is never left unobserved: its failure is caught as it happens, stops
+// the sweep at the next step, and is what the round rejects with.
 import { SNAPSHOT_PRICE } from '../domain/money.ts';
+import { streamIdOfVideo } from '../domain/video.ts';
 import { comparePositions, type Position } from '../eventstore/port.ts';
 import { applyDecisions, type AppliedDecisions, type Decision } from './decisions.ts';
 import { dueVideosAfter, fundsAtCheckpoint, type DueCursor, type VideoWork } from './due-videos.ts';
-import { leaseOrganizations, releaseOrganizations } from './leases.ts';
-import type { WorkDeps } from './work.ts';
+import { landedSpending, laterOf } from './landed-spending.ts';
+import { leaseOrganizations, markInFlight, recordSpent, releaseOrganizations, type InFlight } from './leases.ts';
+import type { WorkDeps } from './work-deps.ts';
 
 /** Spending appended by this sweep; `position` is null until its append returns. */
 interface Spending {
   position: Position | null;
   byOrg: Map<string, number>;
+  /** Its live snapshots per organization, recorded in the lease rows while the append is under way. */
+  inFlight: Map<string, InFlight>;
 }
 
 const LEASE_RENEWAL_MS = 10_000;
+/** How long a batch waits for the projection to show an organization's earlier spending before leaving its videos to a later sweep. */
+const CATCH_UP_MS = 2_000;
 
 export interface SweepStep {
   /** Collects a batch's videos and decides their commands (snapshot, failure, or nothing yet). */
@@ -29,18 +40,30 @@ export interface SweepStep {
   ready(video: VideoWork, now: Date): boolean;
 }
 
+function isAfter(spent: Position | null | undefined, checkpoint: Position | null): boolean {
+  return !!spent && (!checkpoint || comparePositions(spent, checkpoint) > 0);
+}
+
 export async function sweepDue(deps: WorkDeps, step: SweepStep): Promise<AppliedDecisions & { claimed: number }> {
   const now = deps.clock.now();
+  const waitMs = deps.projectionWaitMs ?? 60_000;
   const counts = new Map<string, number>();
   const perPlatform = new Map<string, number>();
   let position: Position | null = null;
   const leased = new Set<string>();
   const refused = new Set<string>();
+  /** Earlier spending per organization that the projection has not been seen to pass yet. */
+  const unprojected = new Map<string, Position>();
+  /** Snapshots marked in flight in the lease rows and not yet recorded as landed or not. */
+  const unrecorded = new Map<string, InFlight>();
   const spending: Spending[] = [];
   let cursor: DueCursor | null = null;
   let claimed = 0;
-  let append: Promise<void> = Promise.resolve();
   let renewedAt = performance.now();
+  // `inFlight` never rejects: a failed append is kept in `failure`, so no rejection goes unhandled.
+  let inFlight: Promise<void> = Promise.resolve();
+  const failure: { failed: boolean; error?: unknown } = { failed: false };
+  let succeeded = false;
 
   const record = (applied: AppliedDecisions, spent: Spending) => {
     spent.position = applied.position;
@@ -49,8 +72,31 @@ export async function sweepDue(deps: WorkDeps, step: SweepStep): Promise<Applied
     if (applied.position && (!position || comparePositions(applied.position, position) > 0)) position = applied.position;
   };
 
+  const take = async (orgIds: string[]) => {
+    const leases = await leaseOrganizations(deps.pool, deps.holder, orgIds, orgIds.length);
+    for (const lease of leases) {
+      leased.add(lease.orgId);
+      let spent = lease.spent;
+      if (lease.inFlight) {
+        const landed = await landedSpending(deps.store, lease.inFlight);
+        await recordSpent(deps.pool, deps.holder, [lease.orgId], landed);
+        spent = laterOf(spent, landed);
+      }
+      if (spent) unprojected.set(lease.orgId, spent);
+    }
+  };
+
+  const appendBatch = async (decisions: Decision[], spent: Spending) => {
+    const applied = await applyDecisions(deps.store, decisions);
+    record(applied, spent);
+    const orgs = [...spent.inFlight.keys()];
+    await recordSpent(deps.pool, deps.holder, orgs, applied.position);
+    for (const org of orgs) unrecorded.delete(org);
+  };
+
   try {
     for (;;) {
+      if (failure.failed) break;
       const batch = await dueVideosAfter(deps.pool, now, cursor, deps.batchSize);
       if (batch.length === 0) break;
       const last = batch[batch.length - 1]!;
@@ -58,8 +104,7 @@ export async function sweepDue(deps: WorkDeps, step: SweepStep): Promise<Applied
 
       const wanted = [...new Set(batch.map((v) => v.org_id))].filter((org) => !leased.has(org) && !refused.has(org));
       if (wanted.length > 0) {
-        const got = await leaseOrganizations(deps.pool, deps.holder, wanted, wanted.length);
-        for (const org of got) leased.add(org);
+        await take(wanted);
         for (const org of wanted) if (!leased.has(org)) refused.add(org);
       }
       if (performance.now() - renewedAt > LEASE_RENEWAL_MS) {
@@ -67,16 +112,26 @@ export async function sweepDue(deps: WorkDeps, step: SweepStep): Promise<Applied
         renewedAt = performance.now();
       }
       // Another scheduler holds these organizations: their videos are its work.
-      const mine = batch.filter((v) => leased.has(v.org_id) && step.ready(v, now));
+      const ready = batch.filter((v) => leased.has(v.org_id) && step.ready(v, now));
+
+      const liveOrgs = [...new Set(ready.filter((v) => v.mode === 'live').map((v) => v.org_id))];
+      let { funds, position: checkpoint } = await fundsAtCheckpoint(deps.pool, liveOrgs);
+      const behind = liveOrgs.filter((org) => isAfter(unprojected.get(org), checkpoint));
+      if (behind.length > 0) {
+        const target = behind.map((org) => unprojected.get(org)!).reduce((a, b) => laterOf(a, b)!);
+        if (await deps.watcher.waitFor(target, Math.min(waitMs, CATCH_UP_MS))) ({ funds, position: checkpoint } = await fundsAtCheckpoint(deps.pool, liveOrgs));
+      }
+      for (const org of liveOrgs) if (!isAfter(unprojected.get(org), checkpoint)) unprojected.delete(org);
+      // Funds that do not show earlier spending yet are not spent: these videos wait for a later sweep.
+      const mine = ready.filter((v) => v.mode !== 'live' || !unprojected.has(v.org_id));
       claimed += mine.length;
       if (mine.length === 0) continue;
 
-      const { funds, position: checkpoint } = await fundsAtCheckpoint(deps.pool, [...new Set(mine.filter((v) => v.mode === 'live').map((v) => v.org_id))]);
       for (const spent of spending) {
         if (spent.position && checkpoint && comparePositions(spent.position, checkpoint) <= 0) continue;
         for (const [org, amount] of spent.byOrg) if (funds.has(org)) funds.set(org, funds.get(org)! - amount);
       }
-      const spent: Spending = { position: null, byOrg: new Map() };
+      const spent: Spending = { position: null, byOrg: new Map(), inFlight: new Map() };
       const toCollect: VideoWork[] = [];
       const decisions: Decision[] = [];
       for (const video of mine) {
@@ -93,18 +148,44 @@ export async function sweepDue(deps: WorkDeps, step: SweepStep): Promise<Applied
       for (const decision of await step.decide(toCollect, now)) {
         decisions.push(decision);
         const { video, command } = decision;
-        if (command.type === 'RecordSnapshot' && video.mode === 'live') spent.byOrg.set(video.org_id, (spent.byOrg.get(video.org_id) ?? 0) + SNAPSHOT_PRICE);
+        if (command.type === 'RecordSnapshot' && video.mode === 'live') {
+          spent.byOrg.set(video.org_id, (spent.byOrg.get(video.org_id) ?? 0) + SNAPSHOT_PRICE);
+          const marks = spent.inFlight.get(video.org_id) ?? [];
+          marks.push([streamIdOfVideo(video.video_id), command.snapshot.snapshotId]);
+          spent.inFlight.set(video.org_id, marks);
+        }
       }
       spending.push(spent);
       // One append in flight while the next batch is prepared.
-      await append;
-      append = applyDecisions(deps.store, decisions).then((applied) => record(applied, spent));
+      await inFlight;
+      if (failure.failed) break;
+      await markInFlight(deps.pool, deps.holder, spent.inFlight);
+      for (const [org, marks] of spent.inFlight) unrecorded.set(org, marks);
+      inFlight = appendBatch(decisions, spent).catch((error: unknown) => {
+        if (failure.failed) return;
+        failure.failed = true;
+        failure.error = error;
+      });
     }
-    await append;
-    await deps.watcher.waitFor(position, 60_000);
+    await inFlight;
+    if (failure.failed) throw failure.error;
+    await deps.watcher.waitFor(position, waitMs);
+    succeeded = true;
     return { counts, perPlatform, position, claimed };
   } finally {
-    await append.catch(() => undefined);
-    await releaseOrganizations(deps.pool, deps.holder, [...leased]);
+    await inFlight;
+    if (unrecorded.size > 0) {
+      // An append failed with its outcome unknown (it may have committed): read it from the log
+      // now, or leave the marks to whoever holds these organizations next.
+      try {
+        const landed = await landedSpending(deps.store, [...unrecorded.values()].flat());
+        await recordSpent(deps.pool, deps.holder, [...unrecorded.keys()], landed);
+      } catch {
+        // The lease rows keep the marks: the next holder reads the outcome before spending.
+      }
+    }
+    const released = releaseOrganizations(deps.pool, deps.holder, [...leased]);
+    // After a failure, a lease that cannot be released runs out by itself; the failure is what the round reports.
+    await (succeeded ? released : released.catch(() => undefined));
   }
 }

@@ -2,7 +2,19 @@
 // organizations it works on (claimed with FOR UPDATE SKIP LOCKED, so two schedulers never
 // take the same one), and an organization's funds are only ever spent by its lease holder.
 // A lease runs out by itself if its holder dies.
+//
+// Funds are read from the usage projection, which trails the log. So a lease row also keeps
+// what a holder spent that the projection may not show yet, and it outlives the lease:
+// `spent_*` is the position of the last append that spent the organization's money, and
+// `in_flight` the snapshots ([stream, snapshot id]) of an append whose outcome is not known
+// yet (set before the append, cleared after it). Whoever takes the lease next (another
+// scheduler, or this one's next sweep) spends nothing of that organization until the
+// projection has passed `spent_*`, and first finds out from the log which `in_flight`
+// snapshots landed. A holder that crashes, or whose wait for the projection times out,
+// therefore leaves nothing behind that a successor could count twice.
 import type { Pool } from 'pg';
+import type { Migration } from '../db/migrate.ts';
+import type { Position } from '../eventstore/port.ts';
 
 export const SCHEDULER_SCHEMA_DDL = `
   CREATE SCHEMA IF NOT EXISTS sched;
@@ -12,25 +24,82 @@ export const SCHEDULER_SCHEMA_DDL = `
     leased_until timestamptz NOT NULL DEFAULT '-infinity'
   );`;
 
+const SPENDING_DDL = `
+  ALTER TABLE sched.org_leases
+    ADD COLUMN IF NOT EXISTS spent_commit numeric,
+    ADD COLUMN IF NOT EXISTS spent_prepare numeric,
+    ADD COLUMN IF NOT EXISTS in_flight jsonb;`;
+
+export const schedulerMigrations: readonly Migration[] = [
+  { id: 'scheduler/001-leases', sql: SCHEDULER_SCHEMA_DDL },
+  { id: 'scheduler/002-lease-spending', sql: SPENDING_DDL },
+];
+
 const LEASE_SECONDS = 60;
 
+/** Snapshots of an append under way: [stream id, snapshot id]. */
+export type InFlight = Array<[streamId: string, snapshotId: string]>;
+
+export interface Lease {
+  orgId: string;
+  /** The last spending appended under any lease of this organization (null: none known). */
+  spent: Position | null;
+  /** An append whose outcome nobody recorded (its holder died or lost the database mid-append). */
+  inFlight: InFlight | null;
+}
+
 /** Leases up to `max` of the given organizations that nobody else holds. */
-export async function leaseOrganizations(pool: Pool, holder: string, orgIds: readonly string[], max: number): Promise<string[]> {
+export async function leaseOrganizations(pool: Pool, holder: string, orgIds: readonly string[], max: number): Promise<Lease[]> {
   if (orgIds.length === 0) return [];
   await pool.query(`INSERT INTO sched.org_leases (org_id) SELECT unnest($1::text[]) ON CONFLICT DO NOTHING`, [orgIds]);
-  const { rows } = await pool.query<{ org_id: string }>(
+  const { rows } = await pool.query<{ org_id: string; spent_commit: string | null; spent_prepare: string | null; in_flight: InFlight | null }>(
     `WITH free AS (
        SELECT org_id FROM sched.org_leases
        WHERE org_id = ANY($1::text[]) AND (leased_until < now() OR holder = $2)
        ORDER BY leased_until LIMIT $3 FOR UPDATE SKIP LOCKED)
      UPDATE sched.org_leases l SET holder = $2, leased_until = now() + make_interval(secs => $4)
-     FROM free WHERE l.org_id = free.org_id RETURNING l.org_id`,
+     FROM free WHERE l.org_id = free.org_id
+     RETURNING l.org_id, l.spent_commit::text, l.spent_prepare::text, l.in_flight`,
     [orgIds, holder, max, LEASE_SECONDS],
   );
-  return rows.map((r) => r.org_id);
+  return rows.map((r) => ({
+    orgId: r.org_id,
+    spent: r.spent_commit === null ? null : { commit: BigInt(r.spent_commit), prepare: BigInt(r.spent_prepare!) },
+    inFlight: r.in_flight,
+  }));
 }
 
 export async function releaseOrganizations(pool: Pool, holder: string, orgIds: readonly string[]): Promise<void> {
   if (orgIds.length === 0) return;
   await pool.query(`UPDATE sched.org_leases SET leased_until = '-infinity' WHERE org_id = ANY($1::text[]) AND holder = $2`, [orgIds, holder]);
+}
+
+/** Written before an append that spends these organizations' money: its snapshots, per organization. */
+export async function markInFlight(pool: Pool, holder: string, pending: ReadonlyMap<string, InFlight>): Promise<void> {
+  if (pending.size === 0) return;
+  await pool.query(
+    `UPDATE sched.org_leases l SET in_flight = p.in_flight
+     FROM unnest($1::text[], $2::jsonb[]) AS p(org_id, in_flight) WHERE l.org_id = p.org_id AND l.holder = $3`,
+    [[...pending.keys()], [...pending.values()].map((v) => JSON.stringify(v)), holder],
+  );
+}
+
+/**
+ * Written once an append's outcome is known: `spent` (null when nothing landed) becomes the
+ * organizations' last spending if it is later than the one recorded, and nothing is in flight.
+ * Only while `holder` still holds the lease: one that lost it left its `in_flight` to the next
+ * holder, who reads the outcome from the log before spending.
+ */
+export async function recordSpent(pool: Pool, holder: string, orgIds: readonly string[], spent: Position | null): Promise<void> {
+  if (orgIds.length === 0) return;
+  await pool.query(
+    `UPDATE sched.org_leases SET in_flight = NULL,
+       (spent_commit, spent_prepare) = (
+         SELECT CASE WHEN $2::numeric IS NULL OR (spent_commit, spent_prepare) >= ($2::numeric, $3::numeric)
+                     THEN spent_commit ELSE $2::numeric END,
+                CASE WHEN $2::numeric IS NULL OR (spent_commit, spent_prepare) >= ($2::numeric, $3::numeric)
+                     THEN spent_prepare ELSE $3::numeric END)
+     WHERE org_id = ANY($1::text[]) AND holder = $4`,
+    [orgIds, spent?.commit.toString() ?? null, spent?.prepare.toString() ?? null, holder],
+  );
 }

@@ -1,30 +1,20 @@
 // The scheduler's recurring work, each function one round over due work in bulk.
-import type { Pool } from 'pg';
-import { HOUR_MS, type Clock } from '../clock.ts';
+import { HOUR_MS } from '../clock.ts';
 import { SNAPSHOT_PRICE } from '../domain/money.ts';
 import type { VideoCommand } from '../domain/video-decide.ts';
 import { slotDueAt } from '../domain/video.ts';
-import type { EventStore, Position } from '../eventstore/port.ts';
+import { comparePositions, type Position } from '../eventstore/port.ts';
 import { charge } from '../commands/account-commands.ts';
 import { snapshotIdOf } from '../commands/ids.ts';
-import type { ProjectionWatcher } from '../../projections/watcher.ts';
 import type { Collector, FetchResult } from './collector.ts';
 import type { CollectorSet } from './collectors.ts';
 import { applyDecisions, type AppliedDecisions, type Decision } from './decisions.ts';
 import { endedVideos, fundsAtCheckpoint, pausedVideos, unchargedOrganizations, type VideoWork } from './due-videos.ts';
 import { leaseOrganizations, releaseOrganizations } from './leases.ts';
 import { sweepDue } from './collect-sweep.ts';
+import type { WorkDeps } from './work-deps.ts';
 
-export interface WorkDeps {
-  pool: Pool;
-  store: EventStore;
-  collectors: CollectorSet;
-  clock: Clock;
-  watcher: ProjectionWatcher;
-  /** This scheduler's name in leases. */
-  holder: string;
-  batchSize: number;
-}
+export type { WorkDeps } from './work-deps.ts';
 
 /** After a failed attempt (platform unreachable), try the slot again this much later (service time). */
 const RETRY_AFTER_MS = 5 * 60_000;
@@ -35,7 +25,7 @@ const retryAt = new Map<string, number>();
  * organization's available funds are read from them, so they must be current.
  */
 async function settle(deps: WorkDeps, applied: AppliedDecisions): Promise<AppliedDecisions> {
-  await deps.watcher.waitFor(applied.position, 30_000);
+  await deps.watcher.waitFor(applied.position, deps.projectionWaitMs ?? 30_000);
   return applied;
 }
 
@@ -114,9 +104,14 @@ export async function resumeFunded(deps: WorkDeps): Promise<AppliedDecisions> {
   // A holder name of its own: the collect job of this scheduler runs beside it, and under the
   // same name each would take over, and then release, the other's leases.
   const holder = `${deps.holder}/resume`;
-  const orgs = await leaseOrganizations(deps.pool, holder, [...new Set(paused.map((v) => v.org_id))], 1000);
+  const leases = await leaseOrganizations(deps.pool, holder, [...new Set(paused.map((v) => v.org_id))], 1000);
+  const orgs = leases.map((lease) => lease.orgId);
   try {
-    const { funds } = await fundsAtCheckpoint(deps.pool, orgs);
+    const { funds, position: checkpoint } = await fundsAtCheckpoint(deps.pool, orgs);
+    // Funds that do not show an organization's latest spending yet would resume what it cannot pay for.
+    for (const lease of leases) {
+      if (lease.inFlight || (lease.spent && (!checkpoint || comparePositions(lease.spent, checkpoint) > 0))) funds.delete(lease.orgId);
+    }
     const decisions: Decision[] = [];
     for (const video of paused) {
       const available = funds.get(video.org_id);
@@ -141,6 +136,6 @@ export async function chargeUsage(deps: WorkDeps): Promise<{ charged: number; po
       position = handled.position;
     }
   }
-  await deps.watcher.waitFor(position, 30_000);
+  await deps.watcher.waitFor(position, deps.projectionWaitMs ?? 30_000);
   return { charged, position };
 }

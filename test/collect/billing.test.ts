@@ -195,7 +195,7 @@ describe('pause and resume', () => {
     await service.settle();
     const { pool } = service.db;
     // This scheduler's collect round holds the organization at the moment.
-    assert.deepEqual(await leaseOrganizations(pool, service.work.holder, [org.orgId], 10), [org.orgId]);
+    assert.deepEqual((await leaseOrganizations(pool, service.work.holder, [org.orgId], 10)).map((l) => l.orgId), [org.orgId]);
     assert.equal((await resumeFunded(service.work)).counts.size, 0, 'resumed under the collect round\'s lease');
     assert.deepEqual(await leaseOrganizations(pool, 'another-scheduler', [org.orgId], 10), [], 'the collect round lost its lease');
     await releaseOrganizations(pool, service.work.holder, [org.orgId]);

@@ -7,7 +7,9 @@ import { migrate } from '../../src/db/migrate.ts';
 import { BatchingEventStore } from '../../src/eventstore/batching.ts';
 import { PostgresEventStore } from '../../src/eventstore/postgres.ts';
 import { eventStoreMigrations } from '../../src/eventstore/postgres-schema.ts';
+import { appendManyIsolating, isRefused } from '../../src/eventstore/isolate.ts';
 import { WrongExpectedRevision, type EventStore, type StreamAppend } from '../../src/eventstore/port.ts';
+import { UnstorableData } from '../../src/eventstore/unstorable.ts';
 import { createTestDatabase } from '../support/db.ts';
 import { beginAppendOn } from './postgres-late-commit.ts';
 import { eventStoreContract } from './contract.ts';
@@ -96,7 +98,7 @@ test('batching: two appends to one stream go in separate batches, the second see
   }
 });
 
-test('batching: a batch that fails as a whole is written one by one, so only the append at fault fails', async () => {
+test('batching: a batch refused for one append\'s data is split down to it, so only the append at fault fails', async () => {
   const { store, teardown } = await makeStores();
   try {
     // Hold a first append in flight so that the next three queue up and go as one batch.
@@ -105,12 +107,17 @@ test('batching: a batch that fails as a whole is written one by one, so only the
       store.append('good-1', [event(1)], 'no_stream'),
       store.append('bad', [{ type: 'E', data: { text: 'nul \u0000 inside' } }], 'no_stream'),
       store.append('good-2', [event(2)], 'no_stream'),
+      store.append('lone', [{ type: 'E', data: { text: 'lone \ud800 surrogate' } }], 'no_stream'),
+      store.append('good-3', [event(3)], 'no_stream'),
     ];
     const outcomes = await Promise.allSettled([first, ...rest]);
-    assert.deepEqual(outcomes.map((o) => o.status), ['fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
-    assert.match(String((outcomes[2] as PromiseRejectedResult).reason), /U\+0000/);
+    assert.deepEqual(outcomes.map((o) => o.status), ['fulfilled', 'fulfilled', 'rejected', 'fulfilled', 'rejected', 'fulfilled']);
+    assert.match(String((outcomes[2] as PromiseRejectedResult).reason), /stream bad: .*U\+0000/);
+    assert.match(String((outcomes[4] as PromiseRejectedResult).reason), /stream lone: .*surrogate/);
     assert.equal((await store.readStream('good-2')).length, 1);
+    assert.equal((await store.readStream('good-3')).length, 1);
     assert.deepEqual(await store.readStream('bad'), []);
+    assert.deepEqual(await store.readStream('lone'), []);
   } finally {
     await teardown();
   }
@@ -143,5 +150,53 @@ test('batching: an append made just as a batch finishes is not left behind', asy
     }
   } finally {
     await teardown();
+  }
+});
+
+test('appendManyIsolating: a batch PostgreSQL refuses as a whole, for a stream it does not name, is halved down to that stream', async () => {
+  const { inner, calls, teardown } = await makeStores();
+  try {
+    const counted = { appendMany: (appends: readonly StreamAppend[]) => (calls.appendMany++, inner.appendMany(appends)) };
+    // jsonb refuses the NUL in an event type: PostgreSQL fails the whole statement (22P05), naming no row.
+    const appends: StreamAppend[] = Array.from({ length: 64 }, (_, i) => ({
+      streamId: `h-${i}`,
+      events: [i === 37 ? { type: 'E\u0000', data: {} } : event(i)],
+      expectedRevision: 'no_stream',
+    }));
+    const results = await appendManyIsolating(counted, appends);
+    assert.deepEqual(results.flatMap((r, i) => (r.ok ? [] : [i])), [37]);
+    const refused = results[37]!;
+    assert.ok(isRefused(refused) && refused.refused instanceof UnstorableData && /22P05/.test(refused.refused.message), String(!refused.ok && 'refused' in refused && refused.refused));
+    assert.ok(calls.appendMany <= 2 * Math.log2(64) + 1, `${calls.appendMany} statements to isolate one stream of 64`);
+    assert.equal((await inner.readStreams(appends.map((a) => a.streamId))).size, 64);
+    for (const [i, a] of appends.entries()) assert.equal((await inner.readStream(a.streamId)).length, i === 37 ? 0 : 1, a.streamId);
+  } finally {
+    await teardown();
+  }
+});
+
+test('batching: an outage fails the batch\'s appends with its error, without a storm of single appends', async () => {
+  const db = await createTestDatabase();
+  try {
+    await migrate(db.pool, eventStoreMigrations);
+    const inner = new PostgresEventStore(db.pool);
+    let attempts = 0;
+    const down = new Error('connect ECONNREFUSED');
+    const failing: EventStore = Object.assign(Object.create(inner) as EventStore, {
+      appendMany: async () => {
+        attempts++;
+        throw down;
+      },
+      append: async () => {
+        attempts++;
+        throw down;
+      },
+    });
+    const store = new BatchingEventStore(failing);
+    const outcomes = await Promise.allSettled(Array.from({ length: 10 }, (_, i) => store.append(`o-${i}`, [event(i)], 'no_stream')));
+    assert.ok(outcomes.every((o) => o.status === 'rejected' && o.reason === down));
+    assert.ok(attempts <= 2, `${attempts} attempts for 10 appends in at most two batches`);
+  } finally {
+    await db.drop();
   }
 });
