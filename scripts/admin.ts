@@ -26,6 +26,9 @@ const USAGE = `usage:
 
 class UsageError extends Error {}
 
+/** How long a change waits to be visible to the running service before the CLI answers. */
+const SETTLE_MS = 30_000;
+
 const options = {
   name: { type: 'string' },
   email: { type: 'string' },
@@ -95,9 +98,14 @@ async function main(): Promise<void> {
   try {
     const clock = await readServiceClock(db.pool);
     await watcher.follow(db.url, db.pool, READ_SCHEMA, projections.map((p) => p.name));
-    // Answer once the running service can see the change (a revoked key is refused at once).
+    // Answer once the running service can see the change: every API request that arrives
+    // after this answer sees it (src/api/read-barrier.ts), so a deposit is spendable and a
+    // revoked key refused at once. The change is in the log either way: a projector that is
+    // down or far behind is said on stderr rather than waited for without end.
     const settled = async <T>(result: T, position: Parameters<ProjectionWatcher['waitFor']>[0]) => {
-      await watcher.waitFor(position, 5_000);
+      if (!(await watcher.waitFor(position, SETTLE_MS))) {
+        process.stderr.write(`warning: recorded, but the read models have not shown it within ${SETTLE_MS / 1000} s (is a projector running?)\n`);
+      }
       return result;
     };
     let output: unknown;
