@@ -13,6 +13,13 @@
 // loss: while some transaction runs long, readers wait for it. Positions are
 // therefore { commit: transaction_id, prepare: position }.
 //
+// Hence the rule, for every write transaction on this server (the log's or any
+// other table's, since the horizon is server-wide): no external I/O inside it.
+// No SMTP, HTTP or platform call between BEGIN and COMMIT: one slow answer would
+// hold back every reader of the log (projector, read-your-writes, scheduler).
+// Record the intent, commit, then talk to the outside world (the e-mail outbox,
+// src/notify/outbox.ts, is the pattern).
+//
 // Readers are woken by LISTEN/NOTIFY (a statement trigger notifies; PostgreSQL
 // folds a transaction's identical notifications into one) and poll as a
 // fallback, since the horizon also moves when a transaction that wrote no

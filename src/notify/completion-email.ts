@@ -1,11 +1,8 @@
 // Reactor: one e-mail to the organization when a video's tracking period ends naturally.
-// It follows the log from its own checkpoint; each e-mail is claimed by a row in
-// notify.sent_emails that commits once the message is handed over, so neither a restart nor
-// a second process (every projector process runs one) sends it twice, and a failed delivery
-// is tried again. A crash between handing it over and the commit can still repeat one.
-import fs from 'node:fs/promises';
-import path from 'node:path';
-import nodemailer, { type SendMailOptions, type Transporter } from 'nodemailer';
+// It follows the log from its own checkpoint and records each e-mail in the outbox in the
+// same transaction as that checkpoint; the outbox's sender sends it after the commit
+// (src/notify/outbox.ts). So neither a restart nor a second process (every projector process
+// runs one) records it twice, and a failed delivery is tried again.
 import type { Pool } from 'pg';
 import { Subscription, concatMap, from } from 'rxjs';
 import { withTransaction } from '../db/pool.ts';
@@ -14,6 +11,10 @@ import type { VideoCompleted } from '../domain/video.ts';
 import type { EventStore, Position, RecordedEvent } from '../eventstore/port.ts';
 import { findOrganization, readVideo } from '../../projections/queries.ts';
 import type { ProjectionWatcher } from '../../projections/watcher.ts';
+import { createMailer, type MailOptions } from './mailer.ts';
+import { OutboxSender, recordMessages, type OutboxMessage } from './outbox.ts';
+
+export type { MailOptions } from './mailer.ts';
 
 export const notifyMigrations: readonly Migration[] = [
   {
@@ -22,37 +23,38 @@ export const notifyMigrations: readonly Migration[] = [
       CREATE TABLE notify.checkpoint (id int PRIMARY KEY DEFAULT 1, commit_position numeric NOT NULL, prepare_position numeric NOT NULL);
       CREATE TABLE notify.sent_emails (video_id text PRIMARY KEY, recipient text NOT NULL, sent_at timestamptz NOT NULL DEFAULT now());`,
   },
+  {
+    // sent_emails was a claim held open (in a transaction) while SMTP talked: it becomes the
+    // outbox, and what it recorded as sent stays sent.
+    id: 'notify/002-outbox',
+    sql: `CREATE TABLE notify.outbox (
+        message_id text PRIMARY KEY,
+        file_name text NOT NULL,
+        message jsonb NOT NULL,
+        recorded_at timestamptz NOT NULL DEFAULT now(),
+        attempts int NOT NULL DEFAULT 0,
+        next_attempt_at timestamptz NOT NULL DEFAULT now(),
+        last_error text,
+        sent_at timestamptz
+      );
+      CREATE INDEX outbox_unsent ON notify.outbox (next_attempt_at) WHERE sent_at IS NULL;
+      INSERT INTO notify.outbox (message_id, file_name, message, recorded_at, sent_at)
+        SELECT '<' || video_id || '.completed@vidtrack>', video_id || '-completed', jsonb_build_object('to', recipient), sent_at, sent_at
+        FROM notify.sent_emails;
+      DROP TABLE notify.sent_emails;`,
+  },
 ];
 
-/** After a failure (SMTP down, read models behind), start again from the checkpoint this much later. */
+/** After a failure (database down, read models behind), start again from the checkpoint this much later. */
 const RETRY_MS = 5_000;
 
-export interface MailOptions {
-  /** smtp://host:port; without it, messages are written as .eml files to `outbox`. */
-  smtpUrl?: string;
-  from: string;
-  outbox: string;
-}
-
-export function createMailer(options: MailOptions): { transporter: Transporter; deliver: (message: SendMailOptions, name: string) => Promise<void> } {
-  if (options.smtpUrl) {
-    const transporter = nodemailer.createTransport(options.smtpUrl);
-    return { transporter, deliver: async (message) => void (await transporter.sendMail(message)) };
-  }
-  const transporter = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'unix' });
-  return {
-    transporter,
-    async deliver(message, name) {
-      const info = await transporter.sendMail(message);
-      await fs.mkdir(options.outbox, { recursive: true });
-      await fs.writeFile(path.join(options.outbox, `${name}.eml`), info.message as Buffer);
-    },
-  };
-}
+/** The Message-ID of a video's completion e-mail: the same on every attempt, so receivers can drop a repeat. */
+export const completionMessageId = (videoId: string) => `<${videoId}.completed@vidtrack>`;
 
 export class CompletionEmails {
   private subscription: Subscription | null = null;
-  private transporter: Transporter | null = null;
+  private sender: OutboxSender | null = null;
+  private closeMailer: () => void = () => undefined;
   private inFlight: Promise<void> = Promise.resolve();
   private retry: NodeJS.Timeout | null = null;
   private stopped = false;
@@ -66,35 +68,51 @@ export class CompletionEmails {
 
   async start(onError: (error: unknown) => void): Promise<void> {
     this.stopped = false;
+    if (!this.sender) {
+      const mailer = createMailer(this.mail);
+      this.sender = new OutboxSender(this.pool, mailer, onError);
+      this.closeMailer = () => mailer.close();
+    }
+    // What was recorded but not sent before a restart goes first.
+    this.sender.kick();
     const { rows } = await this.pool.query(`SELECT commit_position, prepare_position FROM notify.checkpoint WHERE id = 1`);
     const from$: Position | null = rows[0] ? { commit: BigInt(rows[0].commit_position), prepare: BigInt(rows[0].prepare_position) } : null;
-    const mailer = createMailer(this.mail);
-    this.transporter = mailer.transporter;
     // The page that failed before a retry must not fail the new subscription's first `ready()`.
     this.inFlight = Promise.resolve();
     this.subscription = this.store
       .subscribeAll(from$, { batchSize: 1000, ready: () => this.inFlight })
-      .pipe(concatMap((page) => from((this.inFlight = this.handlePage(page, mailer.deliver)))))
+      .pipe(concatMap((page) => from((this.inFlight = this.handlePage(page)))))
       .subscribe({
         error: (error) => {
-          mailer.transporter.close();
           // A stop() while a page was in flight ends here too: that is no failure to retry.
           if (this.stopped) return;
-          // An SMTP server that is down must not lose an e-mail: start again from the checkpoint, later.
           onError(error);
+          this.subscription = null;
           this.retry = setTimeout(() => {
             this.retry = null;
-            if (!this.stopped) void this.start(onError).catch(onError);
+            if (!this.stopped) this.start(onError).catch((failure: unknown) => this.failedStart(failure, onError));
           }, RETRY_MS);
           this.retry.unref();
         },
       });
   }
 
-  private async handlePage(page: RecordedEvent[], deliver: ReturnType<typeof createMailer>['deliver']): Promise<void> {
+  /** A start that failed (database down) is tried again later, like a failed page. */
+  private failedStart(error: unknown, onError: (error: unknown) => void): void {
+    if (this.stopped) return;
+    onError(error);
+    this.retry = setTimeout(() => {
+      this.retry = null;
+      if (!this.stopped) this.start(onError).catch((failure: unknown) => this.failedStart(failure, onError));
+    }, RETRY_MS);
+    this.retry.unref();
+  }
+
+  private async handlePage(page: RecordedEvent[]): Promise<void> {
     if (page.length === 0) return;
     const last = page[page.length - 1]!.position;
     const completions = page.filter((e) => e.type === 'VideoCompleted' && (e.data as VideoCompleted['data']).reason === 'period_ended');
+    const messages: OutboxMessage[] = [];
     if (completions.length > 0) {
       // The message reads the videos and organizations read models (only facts that never
       // change after creation): give them a moment to catch up.
@@ -105,55 +123,67 @@ export class CompletionEmails {
         const [org, video] = await Promise.all([findOrganization(this.pool, orgId), readVideo(this.pool, videoId)]);
         // Skipping it would lose the e-mail for good: fail the page and try again later.
         if (!org || !video) throw new Error(`video ${videoId} or organization ${orgId} is not in the read models yet`);
-        // The row claims the e-mail and commits only once it is sent: another reactor (a
-        // second process, or this one after a restart) waits on the row and then skips it,
-        // and a failed delivery rolls the claim back so the retry sends it.
-        await withTransaction(this.pool, async (client) => {
-          const claimed = await client.query(
-            `INSERT INTO notify.sent_emails (video_id, recipient) VALUES ($1, $2) ON CONFLICT DO NOTHING RETURNING video_id`,
-            [videoId, org.email],
-          );
-          if (claimed.rowCount === 0) return;
-          await deliver(
-            {
-              from: this.mail.from,
-              to: org.email,
-              messageId: `<${videoId}.completed@vidtrack>`,
-              subject: `Tracking completed: ${video.platform} video ${video.video_link}`,
-              text: [
-                `Hello ${org.name},`,
-                '',
-                `Tracking of ${video.video_link} (${video.platform}) has completed after ${video.duration_days} day(s).`,
-                `Video id: ${videoId}`,
-                `Job id: ${video.job_id}`,
-                `Snapshots are available at GET /api/v1/videos/${videoId}.`,
-                '',
-                '-- vidtrack',
-              ].join('\n'),
-            },
-            `${videoId}-completed`,
-          );
+        messages.push({
+          messageId: completionMessageId(videoId),
+          fileName: `${videoId}-completed`,
+          message: {
+            from: this.mail.from,
+            to: org.email,
+            subject: `Tracking completed: ${video.platform} video ${video.video_link}`,
+            text: [
+              `Hello ${org.name},`,
+              '',
+              `Tracking of ${video.video_link} (${video.platform}) has completed after ${video.duration_days} day(s).`,
+              `Video id: ${videoId}`,
+              `Job id: ${video.job_id}`,
+              `Snapshots are available at GET /api/v1/videos/${videoId}.`,
+              '',
+              '-- vidtrack',
+            ].join('\n'),
+          },
         });
       }
     }
-    // Never moves back: with two reactors the slower one must not rewind the faster one's checkpoint.
-    await this.pool.query(
-      `INSERT INTO notify.checkpoint (id, commit_position, prepare_position) VALUES (1, $1, $2)
-       ON CONFLICT (id) DO UPDATE SET commit_position = excluded.commit_position, prepare_position = excluded.prepare_position
-       WHERE (notify.checkpoint.commit_position, notify.checkpoint.prepare_position) < (excluded.commit_position, excluded.prepare_position)`,
-      [last.commit.toString(), last.prepare.toString()],
-    );
+    // The messages and the checkpoint that passes their events commit together: a restart
+    // neither loses an e-mail nor records one twice. Nothing is sent in here.
+    await withTransaction(this.pool, async (client) => {
+      await recordMessages(client, messages);
+      // Never moves back: with two reactors the slower one must not rewind the faster one's checkpoint.
+      await client.query(
+        `INSERT INTO notify.checkpoint (id, commit_position, prepare_position) VALUES (1, $1, $2)
+         ON CONFLICT (id) DO UPDATE SET commit_position = excluded.commit_position, prepare_position = excluded.prepare_position
+         WHERE (notify.checkpoint.commit_position, notify.checkpoint.prepare_position) < (excluded.commit_position, excluded.prepare_position)`,
+        [last.commit.toString(), last.prepare.toString()],
+      );
+    });
+    // Another process may have recorded them first and died before sending: look either way.
+    if (completions.length > 0) this.sender?.kick();
   }
 
-  /** Stops following the log; resolves once the page in flight (and its e-mail) is done. */
-  async stop(): Promise<void> {
+  /**
+   * Stops following the log and sending; resolves once the page and the send in flight are
+   * done, or after `waitMs` (a send still talking to a slow server is claimed for ten
+   * minutes and sent again after that, by whichever process runs then).
+   */
+  async stop(waitMs = Number.POSITIVE_INFINITY): Promise<void> {
     this.stopped = true;
     if (this.retry) clearTimeout(this.retry);
     this.retry = null;
     this.subscription?.unsubscribe();
     this.subscription = null;
-    await this.inFlight.catch(() => undefined);
-    this.transporter?.close();
-    this.transporter = null;
+    const deadline = performance.now() + waitMs;
+    await Promise.all([
+      raceDeadline(this.inFlight.catch(() => undefined), waitMs),
+      this.sender?.stop(Math.max(0, deadline - performance.now())),
+    ]);
+    this.closeMailer();
+    this.sender = null;
   }
+}
+
+async function raceDeadline(promise: Promise<unknown>, ms: number): Promise<void> {
+  if (!Number.isFinite(ms)) return void (await promise);
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([promise, new Promise((resolve) => (timer = setTimeout(resolve, ms)))]);
+  clearTimeout(timer);
 }

@@ -1,5 +1,5 @@
 // The completion e-mail reactor against a real SMTP server (smtp-server on a free port),
-// and its .eml outbox when no SMTP server is configured.
+// and its .eml files when no SMTP server is configured.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -8,7 +8,9 @@ import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
 import { SMTPServer } from 'smtp-server';
 import { HOUR_MS } from '../../src/clock.ts';
 import { collectDue, completeEnded } from '../../src/collect/work.ts';
+import { deposit } from '../../src/commands/account-commands.ts';
 import { cancelVideo } from '../../src/commands/video-commands.ts';
+import { parseUsd } from '../../src/domain/money.ts';
 import { CompletionEmails, type MailOptions } from '../../src/notify/completion-email.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 import { collectHours, track, youtubeLink } from '../collect/rounds.ts';
@@ -24,6 +26,8 @@ let smtpUrl: string;
 const received: Received[] = [];
 /** While set, the server refuses every message (an SMTP server in trouble). */
 let refuse = false;
+/** While set, the server holds each message's DATA phase until `release` is called (a slow server). */
+let slow: { dataStarted: () => void; released: Promise<void> } | null = null;
 
 before(async () => {
   smtp = new SMTPServer({
@@ -33,7 +37,11 @@ before(async () => {
     onData(stream, session, callback) {
       const chunks: Buffer[] = [];
       stream.on('data', (chunk: Buffer) => chunks.push(chunk));
-      stream.on('end', () => {
+      stream.on('end', async () => {
+        if (slow) {
+          slow.dataStarted();
+          await slow.released;
+        }
         if (refuse) return callback(Object.assign(new Error('mailbox unavailable'), { responseCode: 451 }));
         received.push({
           from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
@@ -55,6 +63,7 @@ let errors: unknown[] = [];
 beforeEach(async () => {
   received.length = 0;
   refuse = false;
+  slow = null;
   errors = [];
   service = await startTestService();
 });
@@ -82,12 +91,29 @@ async function eventually(what: string, probe: () => boolean | Promise<boolean>,
   }
 }
 
+async function within<T>(ms: number, what: string, promise: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms)));
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** A deposit appended to the log; its position, for read-your-writes. */
+async function depositNow(orgId: string, usd: string) {
+  const handled = await deposit(service.store, service.clock, orgId, parseUsd(usd)!, 'while SMTP is slow');
+  return handled.position;
+}
+
 /** Waits long enough for a wrongly sent message to have arrived. */
 const quietly = () => new Promise((r) => setTimeout(r, 1_000));
 
+/** Videos whose completion e-mail the outbox has marked sent. */
 async function sentRows(): Promise<string[]> {
-  const { rows } = await service.db.pool.query(`SELECT video_id FROM notify.sent_emails ORDER BY video_id`);
-  return rows.map((r) => r.video_id);
+  const { rows } = await service.db.pool.query(`SELECT message_id FROM notify.outbox WHERE sent_at IS NOT NULL ORDER BY message_id`);
+  return rows.map((r) => /^<(.+)\.completed@vidtrack>$/.exec(r.message_id)![1]!);
 }
 
 /** Runs a 1-day period to its end: hourly collection, then the completion round. */
@@ -190,6 +216,40 @@ describe('completion e-mail over SMTP', () => {
     assert.equal(received.length, 2);
     assert.ok(received.every((m) => m.to.length === 1 && m.to[0] === 'poor@acme.test'));
     assert.deepEqual((await sentRows()).sort(), [...paused].sort());
+  });
+
+  it('a slow SMTP server stalls no reader of the log: a deposit made while it holds the message is projected at once', async () => {
+    let dataStarted!: () => void;
+    const started = new Promise<void>((resolve) => (dataStarted = resolve));
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    // Released by the test, or by itself after 20 s so that a failing run does not hang.
+    const selfRelease = setTimeout(release, 20_000);
+    slow = { dataStarted, released };
+    try {
+      await startEmails({ smtpUrl });
+      const org = await service.organization({ usd: '5', email: 'owner@acme.test' });
+      const id = await track(service, org.liveKey, youtubeLink());
+      await runOneDay();
+      await within(10_000, 'the SMTP server to receive the message', started);
+
+      // The server holds the DATA phase: the reactor is mid-send. A deposit now must still be
+      // projected, and answered by the API, well before the server lets go.
+      const deposit = await depositNow(org.orgId, '1');
+      assert.ok(await service.watcher.waitFor(deposit, 5_000), 'the read models did not pass a deposit made while the SMTP server was slow');
+      const usage = await service.app.inject({ method: 'GET', url: '/api/v1/usage', headers: { 'x-api-key': org.liveKey } });
+      assert.equal(usage.statusCode, 200, usage.body);
+      assert.equal(received.length, 0, 'the server has not accepted the message yet');
+
+      release();
+      await eventually('the e-mail', () => received.length === 1);
+      await eventually('the outbox to mark it sent', async () => (await sentRows()).length === 1);
+      assert.deepEqual(await sentRows(), [id]);
+      assert.match(received[0]!.raw, new RegExp(`^Message-ID: <${id}\\.completed@vidtrack>`, 'mi'));
+    } finally {
+      clearTimeout(selfRelease);
+      release();
+    }
   });
 
   it('an SMTP server that refuses loses no e-mail: it is sent once it accepts again', async () => {
