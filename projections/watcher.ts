@@ -7,6 +7,9 @@ import { readCheckpoints } from './checkpoints.ts';
 
 export const CHECKPOINT_CHANNEL = 'rm_checkpoint';
 
+const RECONNECT_MIN_MS = 1_000;
+const RECONNECT_MAX_MS = 30_000;
+
 interface Waiter {
   target: Position;
   resolve: (passed: boolean) => void;
@@ -18,6 +21,11 @@ export class ProjectionWatcher {
   private waiters = new Set<Waiter>();
   private listener: pg.Client | null = null;
   private poller: NodeJS.Timeout | null = null;
+  private databaseUrl: string | null = null;
+  private refresh: (() => Promise<void>) | null = null;
+  private reconnect: NodeJS.Timeout | null = null;
+  private reconnectMs = RECONNECT_MIN_MS;
+  private closed = false;
 
   get position(): Position | null {
     return this.current;
@@ -40,30 +48,75 @@ export class ProjectionWatcher {
     });
   }
 
-  /** Follows a projector running in another process. */
+  /**
+   * Follows a projector running in another process: its NOTIFY after each page, and its
+   * checkpoints every `pollMs` in case a notification is missed. A LISTEN connection that
+   * breaks (a network blip, a database restart) is opened again, with backoff; meanwhile the
+   * polls carry on.
+   */
   async follow(databaseUrl: string, pool: pg.Pool, schema: string, names: readonly string[], pollMs = 500): Promise<void> {
-    const refresh = async () => {
+    this.refresh = async () => {
       const checkpoints = [...(await readCheckpoints(pool, schema, names)).values()];
       if (checkpoints.every((c) => c !== null)) {
         this.update(checkpoints.reduce((a, b) => (comparePositions(a!, b!) <= 0 ? a : b))!);
       }
     };
-    this.listener = new pg.Client({ connectionString: databaseUrl });
-    this.listener.on('error', () => undefined); // the poller below carries on until it is back
-    await this.listener.connect();
-    this.listener.on('notification', (message) => {
-      if (message.channel === CHECKPOINT_CHANNEL && message.payload) this.update(parsePosition(message.payload));
-    });
-    await this.listener.query(`LISTEN ${CHECKPOINT_CHANNEL}`);
-    await refresh();
-    this.poller = setInterval(() => void refresh().catch(() => undefined), pollMs);
+    this.databaseUrl = databaseUrl;
+    await this.listen();
+    await this.refresh();
+    this.poller = setInterval(() => void this.refresh?.().catch(() => undefined), pollMs);
     this.poller.unref();
   }
 
   async close(): Promise<void> {
+    this.closed = true;
     if (this.poller) clearInterval(this.poller);
+    if (this.reconnect) clearTimeout(this.reconnect);
     for (const waiter of this.waiters) this.settle(waiter, false);
-    await this.listener?.end().catch(() => undefined);
+    const listener = this.listener;
+    this.listener = null;
+    await listener?.end().catch(() => undefined);
+  }
+
+  private async listen(): Promise<void> {
+    const client = new pg.Client({ connectionString: this.databaseUrl! });
+    client.on('error', () => this.lost(client));
+    client.on('end', () => this.lost(client));
+    client.on('notification', (message) => {
+      if (message.channel === CHECKPOINT_CHANNEL && message.payload) this.update(parsePosition(message.payload));
+    });
+    try {
+      await client.connect();
+      await client.query(`LISTEN ${CHECKPOINT_CHANNEL}`);
+    } catch (error) {
+      await client.end().catch(() => undefined);
+      throw error;
+    }
+    if (this.closed) return void (await client.end().catch(() => undefined));
+    this.listener = client;
+    this.reconnectMs = RECONNECT_MIN_MS;
+  }
+
+  private lost(client: pg.Client): void {
+    if (this.listener !== client) return;
+    this.listener = null;
+    void client.end().catch(() => undefined);
+    this.listenLater();
+  }
+
+  private listenLater(): void {
+    if (this.closed) return;
+    this.reconnect = setTimeout(() => {
+      this.reconnect = null;
+      this.listen()
+        // Notifications sent while nobody listened are lost: look at the checkpoints now.
+        .then(() => this.refresh?.())
+        .catch(() => {
+          this.reconnectMs = Math.min(this.reconnectMs * 2, RECONNECT_MAX_MS);
+          this.listenLater();
+        });
+    }, this.reconnectMs);
+    this.reconnect.unref();
   }
 
   private settle(waiter: Waiter, passed: boolean): void {

@@ -3,8 +3,9 @@
 // the three parties are wired as three processes would be (each with its own watcher): the
 // projector, an admin CLI that acknowledges a change once its own watcher sees it projected,
 // and the API, whose watcher learns of the projector's pages only by LISTEN/NOTIFY and polling.
-// The API's LISTEN connection is cut, as a network blip would, so its watcher trails the
-// database by up to half a second: the API must not answer from what it kept before.
+// The API's LISTEN connection is cut, as a network blip would, so until the watcher listens
+// again its only news is a poll of the checkpoints every half second: the API must not answer
+// from what it kept before.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { apiLogger, buildApp } from '../../src/api/app.ts';
@@ -53,7 +54,7 @@ describe('read-your-writes across processes', () => {
       { pool: db.pool, store, collectors: createCollectorSet({ live: {}, fallbackToSimulator: true }), clock: systemClock, watcher: apiWatcher, isReady: () => true },
       { logger: apiLogger('silent') },
     );
-    // The API process's LISTEN connection drops: from now on its watcher only polls.
+    // The API process's LISTEN connection drops: for a while its watcher only polls.
     const { rowCount } = await db.pool.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1`, [API_WATCHER]);
     assert.equal(rowCount, 1, "the API watcher's LISTEN connection was found and cut");
   });

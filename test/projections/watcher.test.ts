@@ -1,0 +1,43 @@
+// The watcher of a projector in another process: its LISTEN connection comes back after it
+// breaks, so read-your-writes waits are not left to the half-second poll for good.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { migrate } from '../../src/db/migrate.ts';
+import { allMigrations } from '../../src/migrations.ts';
+import { READ_SCHEMA, projections } from '../../projections/index.ts';
+import { CHECKPOINT_CHANNEL, ProjectionWatcher } from '../../projections/watcher.ts';
+import { createTestDatabase, type TestDatabase } from '../support/db.ts';
+import { until } from '../support/wait.ts';
+
+const NAME = 'watcher-test-listener';
+let db: TestDatabase;
+const watcher = new ProjectionWatcher();
+
+before(async () => {
+  db = await createTestDatabase();
+  await migrate(db.pool, allMigrations);
+});
+after(async () => {
+  await watcher.close();
+  await db?.drop();
+});
+
+const listeners = async () =>
+  (await db.pool.query(`SELECT pid FROM pg_stat_activity WHERE application_name = $1 AND query ILIKE 'LISTEN%'`, [NAME])).rows.map((r) => r.pid as number);
+
+test('a LISTEN connection cut by the server is opened again, and notifications reach the watcher again', async () => {
+  const url = new URL(db.url);
+  url.searchParams.set('application_name', NAME);
+  // A poll far slower than the test, so only a notification can move the watcher.
+  await watcher.follow(url.toString(), db.pool, READ_SCHEMA, projections.map((p) => p.name), 3_600_000);
+  const [first] = await until('the watcher to LISTEN', async () => ((await listeners()).length === 1 ? await listeners() : undefined), 10_000);
+  await db.pool.query('SELECT pg_terminate_backend($1)', [first]);
+  const [second] = await until('the watcher to LISTEN again after its connection was cut', async () => {
+    const pids = await listeners();
+    return pids.length === 1 && pids[0] !== first ? pids : undefined;
+  }, 20_000);
+  assert.notEqual(second, first);
+  const reached = watcher.waitFor({ commit: 7n, prepare: 42n }, 10_000);
+  await db.pool.query('SELECT pg_notify($1, $2)', [CHECKPOINT_CHANNEL, '7/42']);
+  assert.equal(await reached, true, 'the notification sent after the reconnection moved the watcher');
+});
