@@ -64,6 +64,8 @@ export async function sweepDue(deps: WorkDeps, step: SweepStep): Promise<Applied
   let inFlight: Promise<void> = Promise.resolve();
   const failure: { failed: boolean; error?: unknown } = { failed: false };
   let succeeded = false;
+  /** Set after one catch-up wait timed out: a lagging projection is not waited for again batch after batch. */
+  let lagging = false;
 
   const record = (applied: AppliedDecisions, spent: Spending) => {
     spent.position = applied.position;
@@ -117,9 +119,10 @@ export async function sweepDue(deps: WorkDeps, step: SweepStep): Promise<Applied
       const liveOrgs = [...new Set(ready.filter((v) => v.mode === 'live').map((v) => v.org_id))];
       let { funds, position: checkpoint } = await fundsAtCheckpoint(deps.pool, liveOrgs);
       const behind = liveOrgs.filter((org) => isAfter(unprojected.get(org), checkpoint));
-      if (behind.length > 0) {
+      if (behind.length > 0 && !lagging) {
         const target = behind.map((org) => unprojected.get(org)!).reduce((a, b) => laterOf(a, b)!);
         if (await deps.watcher.waitFor(target, Math.min(waitMs, CATCH_UP_MS))) ({ funds, position: checkpoint } = await fundsAtCheckpoint(deps.pool, liveOrgs));
+        else lagging = true;
       }
       for (const org of liveOrgs) if (!isAfter(unprojected.get(org), checkpoint)) unprojected.delete(org);
       // Funds that do not show earlier spending yet are not spent: these videos wait for a later sweep.

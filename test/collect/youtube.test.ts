@@ -46,11 +46,13 @@ describe('YouTubeCollector', () => {
     assert.equal(request.query.get('key'), fake.apiKey);
   });
 
-  it('omits a hidden count and keeps counts beyond 2^53 exact', async () => {
-    fake.videos.set(idOf(1), { title: 't', channelTitle: 'c', description: '', statistics: { viewCount: '98765432109876543210', commentCount: '0' } });
-    const [result] = await collector().collect([ref('youtube', idOf(1))]);
+  it('omits a hidden count and keeps counts beyond 2^53 exact, up to what a bigint holds', async () => {
+    fake.videos.set(idOf(1), { title: 't', channelTitle: 'c', description: '', statistics: { viewCount: '9223372036854775807', commentCount: '0' } });
+    fake.videos.set(idOf(2), { title: 't', channelTitle: 'c', description: '', statistics: { viewCount: '98765432109876543210', commentCount: '0' } });
+    const [result, beyond] = await collector().collect([ref('youtube', idOf(1)), ref('youtube', idOf(2))]);
     assert.equal(result!.status, 'ok');
-    assert.deepEqual(result!.status === 'ok' && result!.metrics, { views: '98765432109876543210', comments: '0' });
+    assert.deepEqual(result!.status === 'ok' && result!.metrics, { views: '9223372036854775807', comments: '0' });
+    assert.equal(beyond!.status, 'invalid', 'a count above 2^63 - 1 is a malformed answer');
   });
 
   it('asks for 50 ids a call: 120 videos take 3 calls, duplicates are asked once', async () => {
