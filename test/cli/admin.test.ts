@@ -10,7 +10,7 @@ import { createCollectorSet } from '../../src/collect/collectors.ts';
 import { hashApiKey } from '../../src/domain/api-key.ts';
 import { trackVideo } from '../../src/commands/track.ts';
 import { migrate } from '../../src/db/migrate.ts';
-import { allMigrations } from '../../src/db/schema.ts';
+import { allMigrations } from '../../src/migrations.ts';
 import { isLinkError, parseVideoLink } from '../../src/domain/links.ts';
 import { PostgresEventStore } from '../../src/eventstore/postgres.ts';
 import { READ_SCHEMA, projections } from '../../projections/index.ts';
