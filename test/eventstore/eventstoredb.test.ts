@@ -319,8 +319,10 @@ test('eventstoredb (stand-in client): a failed subscription is replaced after th
     fake.record('$$video-3', '$metadata');
     fake.record('video-3', 'E', { live: true });
     await waitFor(() => seen.length === 3);
-    await sleep(30);
-    assert.deepEqual(seen.map((e) => e.streamId), ['video-1', 'video-2', 'video-3']);
+    // A duplicate would be delivered before an event recorded after all of them.
+    fake.record('video-4', 'E', { fence: true });
+    await waitFor(() => seen.length >= 4);
+    assert.deepEqual(seen.map((e) => e.streamId), ['video-1', 'video-2', 'video-3', 'video-4']);
   } finally {
     sub.unsubscribe();
     await store.close();
@@ -453,6 +455,7 @@ async function firstPages(source: ReturnType<EventStoreDbStore['subscribeAll']>,
   const sub = source.subscribe((page) => seen.push(...page));
   try {
     await waitFor(() => seen.length >= count, 10_000);
+    // Not a synchronization: the callers check that nothing MORE comes, which has no event to wait for.
     await sleep(graceMs);
     return seen;
   } finally {
@@ -465,7 +468,7 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 async function waitFor(check: () => boolean, timeoutMs = 5000): Promise<void> {
   const started = Date.now();
   while (!check()) {
-    if (Date.now() - started > timeoutMs) assert.fail('timed out');
+    if (Date.now() - started > timeoutMs) assert.fail(`timed out after ${timeoutMs} ms waiting for ${check}`);
     await sleep(5);
   }
 }

@@ -34,11 +34,13 @@ test('postgres: later commits are held back while an earlier transaction is open
   const late = await fixture.beginAppend!('late', [{ type: 'E', data: {} }]);
   try {
     const early = await store.append('early', [{ type: 'E', data: {} }], 'no_stream');
+    // Not a synchronization: that 'early' is NOT delivered has no event to wait for. 300 ms is
+    // more than the subscriber's poll interval (200 ms), so it has polled at least once meanwhile.
     await sleep(300);
     assert.equal(seen.length, 0, 'nothing after the open transaction is visible yet');
     assert.equal(await store.headPosition(), null);
     await late.commit();
-    await waitFor(() => seen.length === 2);
+    await waitFor(() => seen.length === 2, 'both events once the open transaction commits');
     assert.deepEqual(seen.map((e) => e.streamId), ['late', 'early']);
     assert.deepEqual(await store.headPosition(), early.position);
   } finally {
@@ -118,10 +120,10 @@ test('postgres: event data holding U+0000 (which jsonb cannot store) is refused,
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-async function waitFor(check: () => boolean, timeoutMs = 5000): Promise<void> {
+async function waitFor(check: () => boolean, what: string, timeoutMs = 5000): Promise<void> {
   const started = Date.now();
   while (!check()) {
-    if (Date.now() - started > timeoutMs) assert.fail('timed out');
+    if (Date.now() - started > timeoutMs) assert.fail(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await sleep(10);
   }
 }

@@ -2,16 +2,10 @@
 // take its database away for a few seconds, and prove with the audit that no snapshot or
 // charge was lost or doubled, and that it recovers by itself.
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import path from 'node:path';
-import { after, test } from 'node:test';
-import { startEmbeddedPostgres, type EmbeddedPostgres } from '../../src/db/embedded.ts';
-import { isAlive, serviceProcess, until, type ServiceProcess } from '../support/process.ts';
-
-const cleanups: Array<() => Promise<void>> = [];
-after(async () => {
-  for (const cleanup of cleanups.reverse()) await cleanup();
-});
+import { test } from 'node:test';
+import { startEmbeddedPostgres } from '../../src/db/embedded.ts';
+import { isAlive, livePostmaster, serviceProcess, type ServiceProcess } from '../support/process.ts';
+import { until } from '../support/wait.ts';
 
 async function fundedKey(service: ServiceProcess, usd: string): Promise<string> {
   const { org_id: orgId } = await service.admin('org', 'create', '--name', 'Crash Test', '--email', 'ops@crash.test', '--plan', 'enterprise', '--rate-limit', '100000');
@@ -52,38 +46,49 @@ async function everythingAccountedFor(service: ServiceProcess, key: string, ids:
   assert.equal(audit.code, 0, audit.stdout + audit.stderr);
 }
 
-test('kill -9 while collecting and projecting: after a restart nothing is lost or doubled', async () => {
+/** Mid-run: the service has collected and projected some snapshots (a kill now interrupts real work). */
+async function collecting(service: ServiceProcess, key: string, snapshots: number): Promise<void> {
+  await until(`${snapshots} snapshots to be collected and projected`, async () => {
+    const usage = await service.api('GET', '/usage', key);
+    return usage.body.total_snapshots >= snapshots ? true : undefined;
+  }, 60_000);
+}
+
+test('kill -9 while collecting and projecting: after a restart nothing is lost or doubled', async (t) => {
   const service = serviceProcess({ TIME_SCALE: '7200' });
-  cleanups.push(() => service.cleanup());
+  t.after(() => service.cleanup());
   await service.start();
   const key = await fundedKey(service, '100');
   const ids = await trackMany(service, key, 30, 'k');
-  await new Promise((r) => setTimeout(r, 2_500));
+  await collecting(service, key, 60);
   await service.stop('SIGKILL');
   await service.start();
   await everythingAccountedFor(service, key, ids, 100);
+  // The restarted service adopted the server its killed predecessor left, so a clean stop ends both.
+  await service.stop();
+  assert.equal(livePostmaster(service.dataDir), null);
 });
 
-test('PostgreSQL stopped for a few seconds under load: the service answers 503 meanwhile and recovers by itself', async () => {
+test('PostgreSQL stopped for a few seconds under load: the service answers 503 meanwhile and recovers by itself', async (t) => {
   const service = serviceProcess({ TIME_SCALE: '3600' });
-  cleanups.push(() => service.cleanup());
+  // cleanup() stops whichever PostgreSQL runs on the folder, also the one restarted below.
+  t.after(() => service.cleanup());
   await service.start();
   const key = await fundedKey(service, '50');
   const ids = await trackMany(service, key, 10, 'p');
-  await new Promise((r) => setTimeout(r, 2_000));
+  await collecting(service, key, 10);
 
-  const { pid } = JSON.parse(fs.readFileSync(path.join(service.dataDir, 'postgres.json'), 'utf8')) as { pid: number };
+  const pid = livePostmaster(service.dataDir);
+  assert.ok(pid, 'the service runs an embedded PostgreSQL');
   process.kill(pid, 'SIGINT'); // a fast shutdown: every connection is cut
-  await until('PostgreSQL to stop', async () => (isAlive(pid) ? undefined : true), 30_000);
+  await until(`PostgreSQL pid ${pid} to stop`, async () => (isAlive(pid) ? undefined : true), 30_000);
   const during = await service.api('GET', '/usage', key).catch(() => ({ status: 0 }));
   assert.ok(during.status === 503 || during.status === 401, `answered ${during.status} without its database`);
+  // Not a synchronization: the outage itself, long enough for rounds and the projector to fail and retry.
   await new Promise((r) => setTimeout(r, 3_000));
 
-  let restarted: EmbeddedPostgres | null = null;
-  restarted = await startEmbeddedPostgres({ dataDir: service.dataDir });
-  cleanups.push(async () => {
-    await restarted?.stop();
-  });
+  const restarted = await startEmbeddedPostgres({ dataDir: service.dataDir });
+  t.after(() => restarted.stop());
   await everythingAccountedFor(service, key, ids, 50);
   // And it takes new work.
   const more = await trackMany(service, key, 1, 'q');

@@ -4,13 +4,17 @@
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
 import { createTestDatabase, type TestDatabase } from '../support/db.ts';
-import { serviceProcess, until, type ServiceProcess } from '../support/process.ts';
+import { serviceProcess, type ServiceProcess } from '../support/process.ts';
+import { until } from '../support/wait.ts';
 
 let db: TestDatabase;
 const processes: ServiceProcess[] = [];
 after(async () => {
-  for (const p of processes.reverse()) await p.cleanup();
+  // Every process is stopped (and the database dropped) even when one of them fails to stop.
+  const results = await Promise.allSettled(processes.reverse().map((p) => p.cleanup()));
   await db?.drop();
+  const failed = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed.length > 0) throw new AggregateError(failed.map((r) => r.reason), 'stopping the role processes');
 });
 
 function role(name: 'api' | 'projector' | 'scheduler'): ServiceProcess {
@@ -40,8 +44,12 @@ test('two APIs, two projectors and two schedulers share the work without doublin
   // A write through one API is read through the other.
   assert.equal((await apis[1]!.api('GET', `/videos/${tracked[0]!.body.id}`, key)).status, 200);
 
-  // The projecting process dies; the standby takes the lock over and carries on.
-  await new Promise((r) => setTimeout(r, 2_000));
+  // The projecting process dies mid-run (once snapshots are being collected and projected);
+  // the standby takes the lock over and carries on.
+  await until('snapshots to be collected and projected', async () => {
+    const u = await apis[0]!.api('GET', '/usage', key);
+    return u.body.total_snapshots > 0 ? true : undefined;
+  }, 60_000);
   const { rows: holders } = await db.pool.query(`SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND granted`);
   assert.ok(holders[0].n >= 1);
   await projector1.stop('SIGKILL');
