@@ -122,7 +122,8 @@ export class Scheduler {
     this.idle.delete(job);
     // What the read models showed when this round began: a change after it wakes the job.
     const position = this.deps.watcher.position;
-    for (;;) {
+    // A draining round ends at the next batch once stop() is called.
+    while (!this.stopped) {
       switch (job) {
         case 'collect': {
           // Drain: a late scheduler catches up slot after slot until nothing due is left.

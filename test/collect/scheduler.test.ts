@@ -1,6 +1,7 @@
 // The Bree scheduler started for real, on a clock 36 000 times faster than the wall (an hour
 // of service time every 100 ms): a 1-day tracking runs its course in a few seconds.
 import assert from 'node:assert/strict';
+import type Bree from 'bree';
 import { afterEach, beforeEach, it } from 'node:test';
 import { scaledClock, type Clock } from '../../src/clock.ts';
 import { Scheduler, type JobName } from '../../src/collect/scheduler.ts';
@@ -127,7 +128,7 @@ it('a tick starts no thread, and an idle scheduler runs no rounds while nothing 
   const s = newScheduler();
   const runs: unknown[] = [];
   await s.start();
-  const bree = (s as unknown as { bree: import('bree').default }).bree;
+  const bree = (s as unknown as { bree: Bree }).bree;
   bree.on('worker created', (name: string) => runs.push(bree.workers.get(name)));
   const video = await trackNow(org.liveKey, youtubeLink());
   await eventually('completion', async () => (await statusOf(video)) === 'completed', 15_000);
