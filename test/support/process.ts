@@ -107,7 +107,7 @@ export function serviceProcess(extraEnv: NodeJS.ProcessEnv = {}): ServiceProcess
         if (!ok) throw new Error(`the service exited before its /health answered (${await started.exit})\n${started.stderrTail()}`);
       } catch (error) {
         // A service that did not come up is not left running.
-        await started.kill('SIGKILL');
+        await started.kill('SIGKILL').catch(() => undefined); // the startup error is the one to report
         throw error;
       }
     },
