@@ -106,11 +106,12 @@ export class OutboxSender {
     }
     if (this.stopped) return;
     // Messages waiting for a retry, or claimed by a sender that may have died: look again then.
+    // (NULL when nothing waits: then nothing is timed, and only a new message wakes the sender.)
     const { rows } = await this.pool.query<{ wait_ms: number | null }>(
-      `SELECT greatest(0, extract(epoch FROM min(next_attempt_at) - now()) * 1000)::float8 AS wait_ms FROM notify.outbox WHERE sent_at IS NULL`,
+      `SELECT (extract(epoch FROM min(next_attempt_at) - now()) * 1000)::float8 AS wait_ms FROM notify.outbox WHERE sent_at IS NULL`,
     );
     const waitMs = rows[0]?.wait_ms;
-    if (waitMs !== null && waitMs !== undefined) this.wakeIn(Math.ceil(waitMs) + 10);
+    if (waitMs !== null && waitMs !== undefined) this.wakeIn(Math.max(0, Math.ceil(waitMs)) + 10);
   }
 
   private async markSent(messageId: string): Promise<void> {

@@ -1,21 +1,18 @@
-// The whole service on a fresh test database, wired as src/main.ts wires it, but with a
-// ManualClock and the scheduler's rounds called directly (no Bree timers), so tests can
-// walk through hours and days in milliseconds.
+// The whole service on a fresh test database, composed by createService (src/service.ts) as
+// `npm start` composes it, but with a ManualClock, the test's collectors, the API answering
+// app.inject instead of a port, and the scheduler's rounds called directly (no Bree timers),
+// so tests can walk through hours and days in milliseconds. (The completion e-mail reactor is
+// left out: test/notify starts its own, to control its SMTP server.)
+import pino from 'pino';
 import { ManualClock } from '../../src/clock.ts';
-import { apiLogger, buildApp } from '../../src/api/app.ts';
-import { Metrics } from '../../src/metrics.ts';
+import { apiLogger } from '../../src/api/app.ts';
 import type { Collector } from '../../src/collect/collector.ts';
 import { createCollectorSet } from '../../src/collect/collectors.ts';
-import type { WorkDeps } from '../../src/collect/work.ts';
 import { deposit, issueKey, openOrganization } from '../../src/commands/account-commands.ts';
-import { migrate } from '../../src/db/migrate.ts';
-import { allMigrations } from '../../src/db/schema.ts';
+import { loadConfig } from '../../src/config.ts';
 import { parseUsd } from '../../src/domain/money.ts';
 import type { Plan, Platform } from '../../src/domain/platform.ts';
-import { PostgresEventStore } from '../../src/eventstore/postgres.ts';
-import { READ_SCHEMA, projections } from '../../projections/index.ts';
-import { ProjectionRunner } from '../../projections/runner.ts';
-import { CHECKPOINT_CHANNEL, ProjectionWatcher } from '../../projections/watcher.ts';
+import { createService } from '../../src/service.ts';
 import { createTestDatabase } from './db.ts';
 
 export interface TestServiceOptions {
@@ -31,21 +28,33 @@ export type TestService = Awaited<ReturnType<typeof startTestService>>;
 
 export async function startTestService(options: TestServiceOptions = {}) {
   const db = await createTestDatabase();
-  await migrate(db.pool, allMigrations);
-  const store = new PostgresEventStore(db.pool);
-  const watcher = new ProjectionWatcher();
-  const runner = new ProjectionRunner(store, db.pool, projections, { schema: READ_SCHEMA, notifyChannel: CHECKPOINT_CHANNEL });
-  runner.position$.subscribe((p) => watcher.update(p));
-  let runnerError: unknown = null;
-  await runner.start((error) => (runnerError = error));
   const clock = new ManualClock(options.start ?? '2026-03-01T00:00:00.000Z');
   const collectors = createCollectorSet({ live: options.live ?? {}, fallbackToSimulator: options.fallbackToSimulator ?? true });
-  const metrics = new Metrics({ pool: db.pool, clock, store });
-  const app = await buildApp(
-    { pool: db.pool, store, collectors, clock, watcher, isReady: () => true, failedAuthLimit: options.failedAuthLimit, metrics },
-    options.logStream ? { logger: apiLogger('info', options.logStream) } : {},
-  );
-  const work: WorkDeps = { pool: db.pool, store, collectors, clock, watcher, holder: 'test-scheduler', batchSize: 500 };
+  const config = { ...loadConfig({ DATABASE_URL: db.url }, ['all']), ...(options.failedAuthLimit ? { failedAuthLimit: options.failedAuthLimit } : {}) };
+  let runnerError: unknown = null;
+  const service = createService(config, {
+    clock,
+    collectors,
+    log: pino({ level: 'silent' }),
+    apiLog: options.logStream ? apiLogger('info', options.logStream) : false,
+    listen: false,
+    schedule: 'manual',
+    emails: false,
+    poolSize: 10,
+    applicationName: 'vidtrack-test',
+    batchSize: 500,
+    holder: 'test-scheduler',
+    onProjectionError: (error) => (runnerError = error),
+  });
+  let running;
+  try {
+    running = await service.start();
+  } catch (error) {
+    await db.drop();
+    throw error;
+  }
+  const { store, watcher, metrics, work } = running;
+  const app = running.app!;
 
   /**
    * Waits until the read models show everything committed to the log. Not store.headPosition():
@@ -87,11 +96,11 @@ export async function startTestService(options: TestServiceOptions = {}) {
     settle,
     organization,
     async close() {
-      await app.close();
-      await runner.stop();
-      await watcher.close();
-      await store.close();
-      await db.drop();
+      try {
+        await service.stop();
+      } finally {
+        await db.drop();
+      }
     },
   };
 }
