@@ -11,8 +11,9 @@ import { closeDataset } from './dataset.ts';
 import { rebuildBenchmark } from './rebuild.ts';
 import { schedulerBenchmark } from './scheduler.ts';
 import { httpBenchmarks } from './http.ts';
+import { idleBenchmark } from './idle.ts';
 
-const benchmarks: Benchmark[] = [collectBenchmark, rebuildBenchmark, ...httpBenchmarks, schedulerBenchmark];
+const benchmarks: Benchmark[] = [collectBenchmark, rebuildBenchmark, ...httpBenchmarks, schedulerBenchmark, idleBenchmark];
 
 const { values } = parseArgs({ options: { smoke: { type: 'boolean' }, only: { type: 'string', multiple: true } } });
 const smoke = Boolean(values.smoke);
