@@ -23,7 +23,7 @@ import type { Config, Role } from './config.ts';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from './db/embedded.ts';
 import { migrate } from './db/migrate.ts';
 import { createPool } from './db/pool.ts';
-import { startServiceClock } from './db/service-clock.ts';
+import { readServiceClock, startServiceClock } from './db/service-clock.ts';
 import { createEventStore } from './eventstore/create.ts';
 import type { EventStore } from './eventstore/port.ts';
 import { Metrics } from './metrics.ts';
@@ -41,8 +41,11 @@ export type Part = 'api' | 'projector' | 'scheduler';
 export interface ServiceOptions {
   /** The parts to run (default: those of config.role; [] for a command-line tool). */
   parts?: readonly Part[];
-  /** Default: the service clock kept in the database, at config.timeScale. */
-  clock?: Clock;
+  /**
+   * Default: the service clock kept in the database, at config.timeScale (set there if the
+   * scale changed). 'read': the clock the running service keeps, never changed (the CLI).
+   */
+  clock?: Clock | 'read';
   /** Default: the platforms' collectors from the environment, with config.collectorFallback. */
   collectors?: CollectorSet;
   log?: Logger;
@@ -140,7 +143,7 @@ export function createService(config: Config, options: ServiceOptions = {}): Ser
     });
     stops.push({ phase: 3, name: 'database pool', stop: () => pool.end() });
     await migrate(pool, allMigrations);
-    const clock = options.clock ?? (await startServiceClock(pool, config.timeScale));
+    const clock = options.clock === 'read' ? await readServiceClock(pool) : (options.clock ?? (await startServiceClock(pool, config.timeScale)));
     if (config.timeScale !== 1 && !options.clock) log.info({ timeScale: config.timeScale, serviceTime: clock.now().toISOString() }, 'service clock runs faster than wall time');
 
     // EVENT_STORE picks the log (PostgreSQL in `pool`, or EventStoreDB); read models stay in `pool`.
@@ -151,7 +154,8 @@ export function createService(config: Config, options: ServiceOptions = {}): Ser
     if (config.eventStore !== 'postgres') log.info({ eventStore: config.eventStore }, 'event log in EventStoreDB; read models in PostgreSQL');
     const watcher = new ProjectionWatcher();
     stops.push({ phase: 2, name: 'projection watcher', stop: () => watcher.close() });
-    const collectors = options.collectors ?? collectorsFromEnv(config, log);
+    // A command-line tool collects nothing: it gets no platform clients (and no log about them).
+    const collectors = options.collectors ?? (parts.size > 0 ? collectorsFromEnv(config, log) : createCollectorSet({ live: {}, fallbackToSimulator: false }));
     const metrics = new Metrics({ pool, clock, store });
     const work: WorkDeps = { pool, store, collectors, clock, watcher, holder: options.holder ?? `scheduler-${randomUUID()}`, batchSize: options.batchSize ?? 5_000 };
     checkNotStopping();

@@ -1,41 +1,43 @@
-// How the command-line tools reach the service's database: DATABASE_URL, or the embedded
-// server of the data folder (the one `npm start` runs; started here if it is not running).
+// How the command-line tools reach the service: DATABASE_URL, or the embedded server of the
+// data folder (the one `npm start` runs; started here if it is not running, and then stopped
+// again by close()). The connection is the service's own composition (src/service.ts) with no
+// part running: the database, the log, the running service's clock and read-your-writes.
+// Read models are not created here: only the projector does that (projections/versions.ts).
 import type pg from 'pg';
+import pino from 'pino';
+import type { Clock } from '../clock.ts';
 import { loadConfig, type Config } from '../config.ts';
-import { startEmbeddedPostgres, type EmbeddedPostgres } from '../db/embedded.ts';
-import { migrate } from '../db/migrate.ts';
-import { createPool } from '../db/pool.ts';
-import { allMigrations } from '../db/schema.ts';
-import { READ_SCHEMA, projections } from '../../projections/index.ts';
-import { ensureReadModels } from '../../projections/runner.ts';
+import type { EventStore } from '../eventstore/port.ts';
+import { createService } from '../service.ts';
+import type { ProjectionWatcher } from '../../projections/watcher.ts';
 
 export interface Connection {
-  /** The settings read from the environment (EVENT_STORE etc., for createEventStore). */
+  /** The settings read from the environment (EVENT_STORE etc.). */
   config: Config;
   url: string;
   pool: pg.Pool;
+  /** The log (EVENT_STORE picks PostgreSQL or EventStoreDB). */
+  store: EventStore;
+  /** Follows the read models of whichever process projects: waitFor(position) is read-your-writes. */
+  watcher: ProjectionWatcher;
+  /** The clock the running service keeps (TIME_SCALE), read, never changed. */
+  clock: Clock;
   close(): Promise<void>;
 }
 
 export async function connect(applicationName: string): Promise<Connection> {
   const config = loadConfig(process.env, []);
-  let embedded: EmbeddedPostgres | null = null;
-  let url = config.databaseUrl;
-  if (!url) {
-    embedded = await startEmbeddedPostgres({ dataDir: config.dataDir });
-    url = embedded.url;
-  }
-  const pool = createPool(url, { max: 4, applicationName });
-  await migrate(pool, allMigrations);
-  await ensureReadModels(pool, READ_SCHEMA, projections);
+  // stdout is the tools' answer (JSON): the service's log goes to stderr.
+  const log = pino({ level: config.logLevel === 'info' ? 'warn' : config.logLevel, base: { tool: applicationName } }, pino.destination(2));
+  const service = createService(config, { parts: [], clock: 'read', log, poolSize: 4, applicationName });
+  const running = await service.start();
   return {
     config,
-    url,
-    pool,
-    async close() {
-      await pool.end();
-      // Stops the server only if this process started it (not the one `npm start` runs).
-      if (embedded?.owned) await embedded.stop();
-    },
+    url: running.databaseUrl,
+    pool: running.pool,
+    store: running.store,
+    watcher: running.watcher,
+    clock: running.clock,
+    close: () => service.stop(),
   };
 }
