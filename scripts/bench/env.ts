@@ -1,20 +1,15 @@
 // A service for benchmarks: its own embedded PostgreSQL in a temp folder (or
-// BENCH_DATABASE_URL), the real event store, projection runner and scheduler rounds.
+// BENCH_DATABASE_URL), and the service composed by createService on it.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
+import pino from 'pino';
 import { ManualClock } from '../../src/clock.ts';
 import { createCollectorSet } from '../../src/collect/collectors.ts';
-import type { WorkDeps } from '../../src/collect/work.ts';
+import { loadConfig } from '../../src/config.ts';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '../../src/db/embedded.ts';
-import { migrate } from '../../src/db/migrate.ts';
-import { createPool } from '../../src/db/pool.ts';
-import { allMigrations } from '../../src/db/schema.ts';
-import { PostgresEventStore } from '../../src/eventstore/postgres.ts';
-import { READ_SCHEMA, projections } from '../../projections/index.ts';
-import { ProjectionRunner } from '../../projections/runner.ts';
-import { CHECKPOINT_CHANNEL, ProjectionWatcher } from '../../projections/watcher.ts';
+import { createService } from '../../src/service.ts';
 
 export interface BenchServer {
   adminUrl: string;
@@ -51,17 +46,26 @@ export async function createDatabase(server: BenchServer, name: string): Promise
 
 export type BenchService = Awaited<ReturnType<typeof startBenchService>>;
 
+/**
+ * The service as createService composes it (src/service.ts), with the projector running and
+ * the scheduler's rounds called by the benchmark on a ManualClock; the API, when a benchmark
+ * wants it, is another createService on the same database (startBenchApi).
+ */
 export async function startBenchService(url: string, options: { batchSize?: number; start?: string } = {}) {
-  const pool = createPool(url, { max: 20, applicationName: 'vidtrack-bench' });
-  await migrate(pool, allMigrations);
-  const store = new PostgresEventStore(pool);
-  const watcher = new ProjectionWatcher();
-  const runner = new ProjectionRunner(store, pool, projections, { schema: READ_SCHEMA, notifyChannel: CHECKPOINT_CHANNEL });
-  runner.position$.subscribe((p) => watcher.update(p));
-  await runner.start((error) => console.error('projection runner failed:', error));
   const clock = new ManualClock(options.start ?? '2026-01-01T00:00:00.000Z');
   const collectors = createCollectorSet({ live: {}, fallbackToSimulator: true });
-  const work: WorkDeps = { pool, store, collectors, clock, watcher, holder: 'bench', batchSize: options.batchSize ?? 5_000 };
+  const service = createService(loadConfig({ DATABASE_URL: url, LOG_LEVEL: 'warn' }, ['projector']), {
+    clock,
+    collectors,
+    log: pino({ level: 'warn' }, pino.destination(2)),
+    schedule: 'manual',
+    emails: false,
+    poolSize: 20,
+    applicationName: 'vidtrack-bench',
+    batchSize: options.batchSize ?? 5_000,
+    holder: 'bench',
+  });
+  const { pool, store, watcher, work } = await service.start();
   return {
     url,
     pool,
@@ -73,11 +77,20 @@ export async function startBenchService(url: string, options: { batchSize?: numb
     async settle(timeoutMs = 600_000) {
       if (!(await watcher.waitFor(await store.headPosition(), timeoutMs))) throw new Error('projections did not catch up');
     },
-    async close() {
-      await runner.stop();
-      await watcher.close();
-      await store.close();
-      await pool.end();
-    },
+    close: () => service.stop(),
   };
+}
+
+/** The API role on a bench service's database, listening on a port the OS picks (logging off, as buildApp's default). */
+export async function startBenchApi(service: BenchService) {
+  const api = createService(loadConfig({ DATABASE_URL: service.url, LOG_LEVEL: 'warn', PORT: '0' }, ['api']), {
+    clock: service.clock,
+    collectors: service.collectors,
+    log: pino({ level: 'warn' }, pino.destination(2)),
+    apiLog: false,
+    poolSize: 20,
+    applicationName: 'vidtrack-bench-api',
+  });
+  const running = await api.start();
+  return { app: running.app!, base: running.apiUrl!, close: () => api.stop() };
 }

@@ -1,7 +1,7 @@
-// HTTP benchmarks: the real API (buildApp on a service of its own, data made through the
-// commands and the scheduler's rounds) under autocannon, against a bare Fastify server that
-// serves the same bodies with no key, no rate limit and no database, measured with the same
-// autocannon settings in the same run.
+// HTTP benchmarks: the real API (the api role composed by createService on the bench
+// service's database; data made through the commands and the scheduler's rounds) under
+// autocannon, against a bare Fastify server that serves the same bodies with no key, no rate
+// limit and no database, measured with the same autocannon settings in the same run.
 //
 // autocannon runs in a worker thread of this process (its `workers` option): the client's
 // parsing of responses then does not share the event loop of the server it measures. The
@@ -17,9 +17,8 @@ import autocannon from 'autocannon';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type pg from 'pg';
 import { HOUR_MS } from '../../src/clock.ts';
-import { buildApp } from '../../src/api/app.ts';
 import { chargeUsage, collectDue } from '../../src/collect/work.ts';
-import { createDatabase, startBenchService, type BenchService } from './env.ts';
+import { createDatabase, startBenchApi, startBenchService, type BenchService } from './env.ts';
 import { seedOrganizations, seedVideos, type SeededOrg } from './seed.ts';
 import type { BenchContext, Benchmark, Figure } from './types.ts';
 
@@ -211,25 +210,8 @@ async function listen(app: FastifyInstance): Promise<string> {
   return address;
 }
 
-/** The real API on a bench service, as src/main.ts wires it (logging off, as buildApp's default). */
-async function startApi(service: BenchService) {
-  const app = await buildApp({
-    pool: service.pool,
-    store: service.store,
-    collectors: service.collectors,
-    clock: service.clock,
-    watcher: service.watcher,
-    isReady: () => true,
-  });
-  const base = await listen(app);
-  return {
-    app,
-    base,
-    async close() {
-      await app.close();
-    },
-  };
-}
+/** The real API on a bench service, composed as src/main.ts composes it (its own process role, same database). */
+const startApi = startBenchApi;
 
 /** A bare Fastify server: no hooks, no key, no database; each route answers with a fixed body. */
 async function startBare(routes: Record<string, { bytes?: Buffer; object?: unknown }>) {

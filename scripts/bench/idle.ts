@@ -20,7 +20,7 @@ interface Sizes {
   settleMs: number;
 }
 
-const sizesOf = (smoke: boolean): Sizes => (smoke ? { videos: 5, windowMs: 3_000, settleMs: 1_000 } : { videos: 100, windowMs: 60_000, settleMs: 10_000 });
+const sizesOf = (smoke: boolean): Sizes => (smoke ? { videos: 5, windowMs: 3_000, settleMs: 1_000 } : { videos: 100, windowMs: 60_000, settleMs: 30_000 });
 
 /** utime + stime of a process, all its threads, in ticks; null once it is gone. */
 function cpuTicks(pid: number): number | null {
@@ -57,7 +57,7 @@ function processTree(pid: number): number[] {
 }
 
 /** Share of one core the process tree of `pid` used over `windowMs` (processes that came or went count for what they used inside it). */
-async function treeCpu(pid: number, windowMs: number): Promise<{ share: number; processes: number }> {
+async function treeCpu(pid: number, windowMs: number): Promise<{ share: number; node: number; processes: number }> {
   const before = new Map(processTree(pid).map((p) => [p, cpuTicks(p) ?? 0]));
   const started = performance.now();
   await new Promise((resolve) => setTimeout(resolve, windowMs));
@@ -65,7 +65,8 @@ async function treeCpu(pid: number, windowMs: number): Promise<{ share: number; 
   const after = processTree(pid);
   let ticks = 0;
   for (const p of after) ticks += (cpuTicks(p) ?? 0) - (before.get(p) ?? 0);
-  return { share: ticks / TICKS_PER_SECOND / elapsed, processes: after.length };
+  const node = (cpuTicks(pid) ?? 0) - (before.get(pid) ?? 0);
+  return { share: ticks / TICKS_PER_SECOND / elapsed, node: node / TICKS_PER_SECOND / elapsed, processes: after.length };
 }
 
 interface Running {
@@ -159,11 +160,12 @@ export const idleBenchmark: Benchmark = {
         const service = await startService(envAt(timeScale), dataDir);
         try {
           if (timeScale === 3600) await completeVideos(service.api, envAt(timeScale), sizes.videos);
-          // Startup and the last rounds' work end first: only the idle service is measured.
+          // Startup (compiling, the garbage collector's shrinking of the start-up heap) and the
+          // last rounds' work end first: only the idle service is measured.
           await new Promise((resolve) => setTimeout(resolve, sizes.settleMs));
-          const { share, processes } = await treeCpu(service.child.pid!, sizes.windowMs);
+          const { share, node, processes } = await treeCpu(service.child.pid!, sizes.windowMs);
           const limit = timeScale === 1 ? 0.01 : 0.05;
-          context.log(`TIME_SCALE=${timeScale}: ${(share * 100).toFixed(2)}% of a core over ${sizes.windowMs / 1000} s (${processes} processes: node and its embedded PostgreSQL)`);
+          context.log(`TIME_SCALE=${timeScale}: ${(share * 100).toFixed(2)}% of a core over ${sizes.windowMs / 1000} s (${processes} processes; the node process ${(node * 100).toFixed(2)}%, its embedded PostgreSQL the rest)`);
           figures.push({
             figure: `idle CPU of npm start, ${sizes.videos} completed videos, TIME_SCALE=${timeScale}`,
             value: share * 100,
@@ -172,7 +174,7 @@ export const idleBenchmark: Benchmark = {
             limitLabel: '',
             target: `< ${limit * 100}%`,
             met: context.smoke ? null : share < limit,
-            notes: `process tree over ${sizes.windowMs / 1000} s`,
+            notes: `process tree over ${sizes.windowMs / 1000} s; node ${(node * 100).toFixed(2)}%`,
           });
         } finally {
           await service.stop();
