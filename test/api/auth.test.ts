@@ -5,7 +5,6 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { issueKey, revokeKey } from '../../src/commands/account-commands.ts';
 import { startTestService, type TestService } from '../support/service.ts';
-import { until } from '../support/wait.ts';
 import { API, client, expectError, expectStatus, freshAddress, newLink, tracked } from './helpers.ts';
 
 /** A client from an address of its own (failed authentications are limited per address). */
@@ -113,33 +112,6 @@ describe('401 API key required', () => {
     await revokedWithin(api);
     await expectAll401(api);
     expectStatus(await client(service, org.liveKey).usage(), 200);
-  });
-
-  test('a revocation still takes effect after the key cache lost its LISTEN connection', async () => {
-    const org = await service.organization({ usd: '10' });
-    const second = await issueKey(service.store, service.clock, { orgId: org.orgId, name: 'second', mode: 'live' });
-    await service.settle();
-    const api = client(service, org.liveKey);
-    const secondApi = client(service, second.apiKey);
-    // The cache's connection drops (a database restart, a network blip, an operator)...
-    const listening = `select pid from pg_stat_activity where datname = current_database() and query = 'LISTEN api_key_revoked'`;
-    const { rows: cut } = await service.db.pool.query(`select pid, pg_terminate_backend(pid) from (${listening}) l`);
-    await until('the terminated LISTEN connections to be gone', async () => {
-      const { rowCount } = await service.db.pool.query('select 1 from pg_stat_activity where pid = any($1)', [cut.map((r) => r.pid)]);
-      return rowCount === 0 ? true : undefined;
-    }, 10_000);
-    expectStatus(await api.usage(), 200); // ...and the key is looked up (and cached) again
-    await revokeKey(service.store, service.clock, org.orgId, org.liveKeyId);
-    await service.settle();
-    await revokedWithin(api);
-    // and once it listens again, revocations are heard as before
-    if (cut.length > 0) {
-      await until('the key cache to LISTEN again', async () => ((await service.db.pool.query(listening)).rowCount! > 0 ? true : undefined), 10_000);
-    }
-    expectStatus(await secondApi.usage(), 200);
-    await revokeKey(service.store, service.clock, org.orgId, second.keyId);
-    await service.settle();
-    await revokedWithin(secondApi);
   });
 
   test('a key issued a moment ago works at once', async () => {
