@@ -10,6 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import { buildApp } from '../../src/api/app.ts';
 import { issueKey } from '../../src/commands/account-commands.ts';
 import { startTestService, type TestService } from '../support/service.ts';
+import { within } from '../support/wait.ts';
 
 const installed = spawnSync('redis-server', ['--version']).status === 0;
 const LIMIT = 10;
@@ -44,7 +45,11 @@ describe('rate limits shared through Redis', { skip: installed ? false : 'redis-
     if (redis && redis.exitCode === null) {
       const exited = new Promise((resolve) => redis.once('exit', resolve));
       redis.kill('SIGTERM');
-      await exited;
+      // A redis-server that does not stop within 10 s is killed: a test never leaves one behind.
+      await within('redis-server to exit on SIGTERM', exited, 10_000).catch(async () => {
+        redis.kill('SIGKILL');
+        await exited;
+      });
     }
     fs.rmSync(dir, { recursive: true, force: true });
   });
