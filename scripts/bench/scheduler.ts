@@ -5,23 +5,12 @@
 // last of those slots is collected (the projection here catches up beside it).
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import { HOUR_MS } from '../../src/clock.ts';
 import { dataset } from './dataset.ts';
 import type { Benchmark } from './types.ts';
 
 const root = path.resolve(import.meta.dirname, '../..');
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-    server.on('error', reject);
-  });
-}
 
 /** Peak resident set of a process, from Linux's /proc (VmHWM), in MB. */
 function peakRssMb(pid: number): number {
@@ -46,10 +35,9 @@ export const schedulerBenchmark: Benchmark = {
       [timeScale, new Date(wallStart), new Date(due - lead)],
     );
     const dueWall = wallStart + lead / timeScale;
-    const port = await freePort();
     const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'scheduler'], {
       cwd: root,
-      env: { ...process.env, DATABASE_URL: service.url, TIME_SCALE: String(timeScale), COLLECTOR_FALLBACK: 'simulator', METRICS_PORT: String(port), LOG_LEVEL: 'warn' },
+      env: { ...process.env, DATABASE_URL: service.url, TIME_SCALE: String(timeScale), COLLECTOR_FALLBACK: 'simulator', METRICS_PORT: '0', LOG_LEVEL: 'warn' },
       stdio: ['ignore', 'ignore', 'inherit'],
     });
     const exited = new Promise((resolve) => child.once('exit', resolve));
@@ -75,7 +63,10 @@ export const schedulerBenchmark: Benchmark = {
       peak = Math.max(peak, peakRssMb(child.pid!));
     } finally {
       child.kill('SIGTERM');
+      // The service stops within 10 s by contract; one that does not is killed, never left running.
+      const killer = setTimeout(() => child.kill('SIGKILL'), 15_000);
       await exited;
+      clearTimeout(killer);
     }
     service.clock.set(new Date(due - lead + (Date.now() - wallStart) * timeScale));
     const lateSeconds = ((doneAt || Date.now()) - dueWall) / 1000;
