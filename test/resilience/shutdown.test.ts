@@ -67,6 +67,8 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     const took = performance.now() - started;
     await traffic.stop();
     assert.ok(took < 10_000, `took ${Math.round(took)} ms to stop`);
+    await until('the exit status to be known', () => service.exitStatus ?? undefined, 5_000);
+    assert.equal(service.exitStatus, 'code 0', 'a clean stop exits 0');
     assert.equal(livePostmaster(service.dataDir), null, 'the embedded PostgreSQL still runs');
     // Removed only by a clean stop (not by a deadline's forced exit).
     assert.equal(fs.existsSync(path.join(service.dataDir, 'service.json')), false, 'service.json was left behind');

@@ -35,6 +35,8 @@ export interface ServiceProcess {
   readonly healthBase: string;
   /** The pid of the running service, or null. */
   readonly pid: number | null;
+  /** How the last started process ended ("code 0", "signal SIGKILL"), or null while it runs or before any start. */
+  readonly exitStatus: string | null;
   readonly env: NodeJS.ProcessEnv;
   start(): Promise<void>;
   /**
@@ -58,6 +60,7 @@ export function serviceProcess(extraEnv: NodeJS.ProcessEnv = {}): ServiceProcess
   // for a role without the API (which then serves /health there).
   const env: NodeJS.ProcessEnv = { ...inherited, DATA_DIR: dataDir, PORT: '0', METRICS_PORT: '0', LOG_LEVEL: 'warn', ...extraEnv };
   let child: Running | null = null;
+  let exitStatus: string | null = null;
   let urls: ServiceFile | null = null;
   dataDirs.add(dataDir);
 
@@ -89,6 +92,9 @@ export function serviceProcess(extraEnv: NodeJS.ProcessEnv = {}): ServiceProcess
     get pid() {
       return child && !child.exited ? child.process.pid! : null;
     },
+    get exitStatus() {
+      return exitStatus;
+    },
     async start() {
       if (child && !child.exited) throw new Error(`the service in ${dataDir} already runs (pid ${child.process.pid})`);
       // A service killed with -9 leaves its file behind: only the new process's counts.
@@ -96,6 +102,10 @@ export function serviceProcess(extraEnv: NodeJS.ProcessEnv = {}): ServiceProcess
       urls = null;
       const started = startChild(env);
       child = started;
+      exitStatus = null;
+      void started.exit.then((status) => {
+        if (child === started) exitStatus = status;
+      });
       try {
         const file = path.join(dataDir, SERVICE_FILE);
         const pid = started.process.pid!;
