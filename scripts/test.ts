@@ -24,6 +24,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startEmbeddedPostgres } from '../src/db/embedded.ts';
 import { TEST_SERVER_SETTINGS } from '../test/support/db.ts';
+import { isAlive } from '../test/support/process.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const RUNNER_STOP_MS = 30_000;
@@ -154,15 +155,3 @@ async function killLeftovers(dir: string): Promise<Array<{ pid: number; command:
   return found;
 }
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  try {
-    return !/^\d+ \(.*\) Z/.test(fs.readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
-    return false;
-  }
-}
