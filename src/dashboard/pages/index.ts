@@ -1,0 +1,205 @@
+// The dashboard's pages, registered by the dashboard plugin (src/dashboard) inside its session,
+// CSRF and security-header context: every POST here is checked there. Pages call the same
+// commands and read the same read models as the REST API.
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import fastifyStatic from '@fastify/static';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { ApiDeps } from '../../api/context.ts';
+import { csvDisposition, snapshotsCsv } from '../../api/snapshots-csv.ts';
+import { stopVideo } from '../../commands/video-commands.ts';
+import { DomainError } from '../../domain/errors.ts';
+import type { KeyMode } from '../../domain/platform.ts';
+import { readSnapshots, readVideo, type VideoRow } from '../../../projections/queries.ts';
+import { loginPage } from './auth-pages.ts';
+import { billingCsv, billingPage } from './billing.ts';
+import { html, Html } from './html.ts';
+import { keysPage, type KeysView } from './keys.ts';
+import { notice, page, type Viewer } from './layout.ts';
+import { accountLedger } from './ledger.ts';
+import { membersPage, type MembersView } from './members.ts';
+import type { DashboardCommands, PageAuth, SignedIn } from './model.ts';
+import { overviewPage } from './overview.ts';
+import { filtersOf, trackLines, videosPage, type TrackForm } from './videos.ts';
+import { videoPage } from './video.ts';
+
+export type { DashboardCommands, KeyListing, MemberListing, PageAuth, SignedIn } from './model.ts';
+export { invalidInvitePage, invitePage, loginPage } from './auth-pages.ts';
+
+/** Ids the service issues are short printable text; anything else names no video. */
+const POSSIBLE_ID = /^[\x21-\x7e]{1,200}$/;
+
+type Body = Record<string, unknown>;
+const field = (body: unknown, name: string): string => {
+  const value = (body as Body | undefined)?.[name];
+  return typeof value === 'string' ? value : '';
+};
+
+export function registerPages(app: FastifyInstance, deps: ApiDeps, auth: PageAuth, commands: DashboardCommands): void {
+  const uplotDir = path.dirname(createRequire(import.meta.url).resolve('uplot/dist/uPlot.iife.min.js'));
+  app.register(fastifyStatic, { root: path.join(import.meta.dirname, '../assets'), prefix: '/assets/', decorateReply: false, index: false });
+  app.register(fastifyStatic, { root: uplotDir, prefix: '/assets/uplot/', decorateReply: false, index: false, allowedPath: (p) => /^\/?uPlot\.(iife\.min\.js|min\.css)$/.test(p) });
+
+  /** The signed-in member and how pages greet them; null after sending the way to sign in. */
+  async function viewerOf(request: FastifyRequest, reply: FastifyReply): Promise<{ me: SignedIn; viewer: Viewer } | null> {
+    const me = auth.signedIn(request);
+    if (!me) {
+      await reply.redirect('/login', 303);
+      return null;
+    }
+    // Pages show keys and balances: never kept by a browser or proxy cache.
+    reply.header('cache-control', 'no-store').type('text/html; charset=utf-8');
+    return { me, viewer: { email: me.email, role: me.role, orgName: await commands.orgName(me.orgId), csrf: new Html(auth.csrfField(request, reply)) } };
+  }
+
+  function notFound(reply: FastifyReply, viewer: Viewer): FastifyReply {
+    return reply.code(404).send(page(viewer, 'videos', 'Not found', html`<p>There is nothing here, or it belongs to another organization.</p><p><a href="/">Back to the overview</a></p>`));
+  }
+
+  /** The member's own video, or null (another organization's is as absent as a missing one). */
+  async function ownVideo(me: SignedIn, id: string): Promise<VideoRow | null> {
+    const video = POSSIBLE_ID.test(id) ? await readVideo(deps.pool, id) : null;
+    return video && video.org_id === me.orgId ? video : null;
+  }
+
+  app.get('/login', async (request, reply) => {
+    if (auth.signedIn(request)) return reply.redirect('/', 303);
+    return reply.header('cache-control', 'no-store').type('text/html; charset=utf-8').send(loginPage({ csrf: new Html(auth.csrfField(request, reply)) }));
+  });
+
+  app.get('/', async (request, reply) => {
+    const seen = await viewerOf(request, reply);
+    if (!seen) return reply;
+    return reply.send(await overviewPage(deps, seen.viewer, seen.me.orgId));
+  });
+
+  // ---- keys
+  const showKeys = async (reply: FastifyReply, seen: { me: SignedIn; viewer: Viewer }, view: Omit<KeysView, 'keys'> = {}, status = 200) =>
+    reply.code(status).send(keysPage(seen.viewer, { ...view, keys: await commands.listKeys(seen.me.orgId) }));
+
+  app.get('/keys', async (request, reply) => {
+    const seen = await viewerOf(request, reply);
+    return seen ? showKeys(reply, seen) : reply;
+  });
+
+  app.post('/keys', async (request, reply) => {
+    const seen = await viewerOf(request, reply);
+    if (!seen) return reply;
+    const name = field(request.body, 'name').trim();
+    const modeText = field(request.body, 'mode');
+    const mode: KeyMode = modeText === 'test' ? 'test' : 'live';
+    const form = { name, mode };
+    if (name.length === 0 || name.length > 100) return showKeys(reply, seen, { form, error: 'Name must be 1 to 100 characters.' }, 400);
+    if (modeText !== 'live' && modeText !== 'test') return showKeys(reply, seen, { form, error: 'Choose Live or Test.' }, 400);
+    const created = await commands.createKey(seen.me.orgId, { name, mode, by: seen.me });
+    return showKeys(reply, seen, { created: { name, apiKey: created.apiKey } });
+  });
+
+  app.post<{ Params: { id: string } }>('/keys/:id/delete', async (request, reply) => {
+    const seen = await viewerOf(request, reply);
+    if (!seen) return reply;
+    const outcome = POSSIBLE_ID.test(request.params.id) ? await commands.deleteKey(seen.me.orgId, request.params.id, seen.me) : 'not_found';
+    if (outcome === 'not_found') return showKeys(reply, seen, { error: 'That key does not exist or was already deleted.' }, 404);
+    return showKeys(reply, seen, { done: 'The key was deleted: requests with it are refused from now on.' });
+  });
+
+  // ---- videos
+  const blankForm = (): TrackForm => ({ links: '', days: '7', mode: 'live' });
+
+  app.get<{ Querystring: Record<string, unknown> }>('/videos', async (request, reply) => {
+    const seen = await viewerOf(request, reply);
+    if (!seen) return reply;
+    return reply.send(await videosPage(deps, seen.viewer, seen.me.orgId, filtersOf(request.query ?? {}), blankForm()));
+  });
+
+  app.post('/videos/track', async (request, reply) => {
+    const seen = await viewerOf(request, reply);
+    if (!seen) return reply;
+    const form: TrackForm = { links: field(request.body, 'links'), days: field(request.body, 'days'), mode: field(request.body, 'mode') === 'test' ? 'test' : 'live' };
+    const done = await trackLines(deps, { orgId: seen.me.orgId, memberId: seen.me.memberId }, form);
+    return reply.code(done.error ? 400 : 200).send(await videosPage(deps, seen.viewer, seen.me.orgId, { mode: form.mode }, done));
+  });
+
+  app.get<{ Params: { id: string } }>('/videos/:id', async (request, reply) => {
+    const seen = await viewerOf(request, reply);
+    if (!seen) return reply;
+    const video = await ownVideo(seen.me, request.params.id);
+    if (!video) return notFound(reply, seen.viewer);
+    return reply.send(videoPage(deps, seen.viewer, video, await readSnapshots(deps.pool, video.video_id)));
+  });
+
+  app.get<{ Params: { id: string } }>('/videos/:id/snapshots.csv', async (request, reply) => {
+    const seen = await viewerOf(request, reply);
+    if (!seen) return reply;
+    const video = await ownVideo(seen.me, request.params.id);
+    if (!video) return notFound(reply, seen.viewer);
+    const csv = snapshotsCsv(video, await readSnapshots(deps.pool, video.video_id));
+    return reply.type('text/csv; charset=utf-8').header('content-disposition', csvDisposition(video)).send(csv);
+  });
+
+  app.post<{ Params: { id: string } }>('/videos/:id/stop', async (request, reply) => {
+    const seen = await viewerOf(request, reply);
+    if (!seen) return reply;
+    const video = await ownVideo(seen.me, request.params.id);
+    if (!video) return notFound(reply, seen.viewer);
+    try {
+      const handled = await stopVideo(deps.store, deps.clock, video.video_id);
+      await deps.watcher.waitFor(handled.position, deps.readYourWritesMs ?? 2_000);
+    } catch (error) {
+      // Already ended (a double submit, or it completed meanwhile): the page shows how it ended.
+      if (!(error instanceof DomainError && error.code === 'not_monitoring')) throw error;
+    }
+    return reply.redirect(`/videos/${encodeURIComponent(video.video_id)}`, 303);
+  });
+
+  // ---- billing
+  app.get('/billing', async (request, reply) => {
+    const seen = await viewerOf(request, reply);
+    if (!seen) return reply;
+    return reply.send(billingPage(seen.viewer, await accountLedger(deps.store, seen.me.orgId), deps.clock.now()));
+  });
+
+  app.get('/billing.csv', async (request, reply) => {
+    const seen = await viewerOf(request, reply);
+    if (!seen) return reply;
+    const csv = billingCsv(await accountLedger(deps.store, seen.me.orgId));
+    return reply.type('text/csv; charset=utf-8').header('content-disposition', 'attachment; filename="vidtrack-ledger.csv"').send(csv);
+  });
+
+  // ---- members (owners)
+  async function ownerOf(request: FastifyRequest, reply: FastifyReply) {
+    const seen = await viewerOf(request, reply);
+    if (!seen) return null;
+    if (seen.me.role !== 'owner') {
+      await reply.code(403).send(page(seen.viewer, 'overview', 'Owners only', html`${notice('error', 'Only owners of the organization manage its members.')}<p><a href="/">Back to the overview</a></p>`));
+      return null;
+    }
+    return seen;
+  }
+  const showMembers = async (reply: FastifyReply, seen: { me: SignedIn; viewer: Viewer }, view: Omit<MembersView, 'members'> = {}, status = 200) =>
+    reply.code(status).send(membersPage(seen.viewer, seen.me, { ...view, members: await commands.listMembers(seen.me.orgId) }));
+
+  app.get('/members', async (request, reply) => {
+    const seen = await ownerOf(request, reply);
+    return seen ? showMembers(reply, seen) : reply;
+  });
+
+  app.post('/members', async (request, reply) => {
+    const seen = await ownerOf(request, reply);
+    if (!seen) return reply;
+    const email = field(request.body, 'email').trim();
+    const role = field(request.body, 'role') === 'owner' ? 'owner' : 'member';
+    const outcome = await commands.inviteMember(seen.me.orgId, { email, role, by: seen.me });
+    if (!outcome.ok) return showMembers(reply, seen, { form: { email, role }, error: outcome.error }, 400);
+    return showMembers(reply, seen, { done: `Invitation sent to ${email}.` });
+  });
+
+  app.post<{ Params: { id: string } }>('/members/:id/remove', async (request, reply) => {
+    const seen = await ownerOf(request, reply);
+    if (!seen) return reply;
+    const outcome = await commands.removeMember(seen.me.orgId, request.params.id, seen.me);
+    if (!outcome.ok) return showMembers(reply, seen, { error: outcome.error }, 400);
+    return showMembers(reply, seen, { done: 'The member was removed.' });
+  });
+
+}
