@@ -4,6 +4,8 @@
 //   ...410 -> deleted on the platform after the first snapshot (error after 3 failed hours)
 //   ...500 -> an invalid provider response (the spec's 500 at track)
 //   ...503 -> the platform is unreachable (502 at track, a retried slot while tracking)
+//   ...999 -> a title and creator carrying HTML markup, as a hostile uploader would write them
+//             (platform text is untrusted: every page must show it as text)
 import type { Metrics, Platform, VideoMetadata } from '../domain/platform.ts';
 import type { Collector, FetchResult, VideoRef } from './collector.ts';
 
@@ -44,7 +46,13 @@ function metricsOf(platform: Platform, seed: number, slot: number): Metrics {
   }
 }
 
+/** Markup an uploader may put in a title: shown escaped, it reads as text; unescaped, it runs. */
+export const HOSTILE_TITLE = '<script>alert("xss")</script><img src=x onerror="alert(1)"> hostile title';
+
 function metadataOf(ref: VideoRef, seed: number): VideoMetadata {
+  if (ref.platformId.endsWith('999')) {
+    return { title: `${HOSTILE_TITLE} ${ref.platformId}`, creator: '<b onmouseover="alert(2)">creator</b>', description: `<iframe src="javascript:alert(3)"></iframe> ${ref.videoLink}` };
+  }
   return {
     title: `Simulated ${ref.platform} video ${ref.platformId}`,
     creator: `creator_${(seed % 10_000).toString().padStart(4, '0')}`,
