@@ -1,4 +1,5 @@
 import { apiKeysProjection } from './api-keys.ts';
+import { dashboardProjection } from './dashboard.ts';
 import type { Projection } from './projection.ts';
 import { snapshotsProjection } from './snapshots.ts';
 import { usageProjection } from './usage.ts';
@@ -6,7 +7,7 @@ import { videosProjection } from './videos.ts';
 
 export const READ_SCHEMA = 'rm';
 
-export const projections: readonly Projection[] = [videosProjection, snapshotsProjection, usageProjection, apiKeysProjection];
+export const projections: readonly Projection[] = [videosProjection, snapshotsProjection, usageProjection, apiKeysProjection, dashboardProjection];
 
 export function projectionByName(name: string): Projection | undefined {
   return projections.find((p) => p.name === name);

@@ -2,9 +2,15 @@
 // videos. Every change is a command, so everything lands in the event log. It also shows and
 // retries the events the projector parked. Prints one JSON object on stdout; errors go to
 // stderr with a non-zero exit.
+import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { deposit, issueKey, openOrganization, revokeKey } from '../src/commands/account-commands.ts';
+import { inviteMember } from '../src/commands/member-commands.ts';
 import { cancelVideo } from '../src/commands/video-commands.ts';
+import { systemClock } from '../src/clock.ts';
+import { inviteUrl, sendInvitation } from '../src/dashboard/invitations.ts';
+import { organizationName } from '../src/dashboard/reads.ts';
+import { readRunningService } from '../src/service-file.ts';
 import { connect } from '../src/cli/connect.ts';
 import { readServiceClock } from '../src/db/service-clock.ts';
 import { DomainError } from '../src/domain/errors.ts';
@@ -21,6 +27,7 @@ const USAGE = `usage:
   admin key revoke --key KEY_ID
   admin deposit --org ORG_ID --amount USD [--reference TEXT]
   admin video cancel --video VIDEO_ID
+  admin member invite --org ORG_ID --email EMAIL [--role owner|member]
   admin parked list [--event EVENT_ID]
   admin parked retry (--event EVENT_ID | --all)`;
 
@@ -40,6 +47,7 @@ const options = {
   amount: { type: 'string' },
   reference: { type: 'string' },
   video: { type: 'string' },
+  role: { type: 'string' },
   event: { type: 'string' },
   all: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
@@ -53,6 +61,7 @@ const REQUIRED: Record<string, Array<keyof Values>> = {
   'key revoke': ['key'],
   deposit: ['org', 'amount'],
   'video cancel': ['video'],
+  'member invite': ['org', 'email'],
   'parked list': [],
   'parked retry': [],
 };
@@ -89,6 +98,8 @@ async function main(): Promise<void> {
   if (mode !== 'live' && mode !== 'test') throw new UsageError('--mode must be live or test');
   const amount = values.amount === undefined ? null : parseUsd(values.amount);
   if (command === 'deposit' && (amount === null || amount <= 0)) throw new UsageError('--amount must be a positive USD amount with at most 6 decimals, e.g. 25 or 10.50');
+  const role = values.role ?? 'owner';
+  if (role !== 'owner' && role !== 'member') throw new UsageError('--role must be owner or member');
   if (command === 'parked retry' && !values.all === (values.event === undefined)) throw new UsageError('parked retry takes --event EVENT_ID or --all');
   if (command.startsWith('parked')) return parked(command, values);
 
@@ -133,6 +144,21 @@ async function main(): Promise<void> {
         const handled = await deposit(store, clock, orgId, amount!, values.reference ?? null);
         const balance = handled.state.exists ? handled.state.balance : 0;
         output = await settled({ org_id: orgId, balance_usd: toUsd(balance) }, handled.position);
+        break;
+      }
+      case 'member invite': {
+        const orgId = required(values, 'org');
+        const orgName = await organizationName(db.pool, orgId);
+        if (orgName === null) throw new DomainError('not_found', `Organization ${orgId} not found`);
+        const invited = await inviteMember(store, clock, systemClock, { orgId, email: required(values, 'email'), role, by: 'operator' });
+        // The link points where people reach the dashboard: PUBLIC_URL, else the running service.
+        const base = db.config.publicUrl ?? readRunningService(db.config.dataDir)?.api ?? `http://${db.config.host}:${db.config.port}`;
+        const url = inviteUrl(base, invited.token);
+        output = await settled({ member_id: invited.memberId, invite_url: url }, invited.position);
+        const mail = { smtpUrl: db.config.smtpUrl, from: db.config.mailFrom, outbox: path.join(db.config.dataDir, 'mail') };
+        await sendInvitation(mail, { memberId: invited.memberId, email: invited.email, orgName, url }).catch((error: unknown) => {
+          process.stderr.write(`warning: the invitation stands, but its e-mail could not be sent (${error instanceof Error ? error.message : String(error)}): give the person the link\n`);
+        });
         break;
       }
       case 'video cancel': {

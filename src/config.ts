@@ -19,6 +19,8 @@ export interface Config {
   logLevel: string;
   /** REDIS_URL: the rate limits' store, shared by every API replica (in memory when null). */
   redisUrl: string | null;
+  /** Where people reach the dashboard (invitation links); unset: the address the API listens on. */
+  publicUrl: string | null;
   /** Where a projector or scheduler role serves /metrics (the API serves it on its own port). */
   metricsPort: number | null;
   // --- event store (src/eventstore/create.ts) ---
@@ -65,6 +67,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
     failedAuthLimit: positiveNumber('AUTH_FAILURE_RATE_LIMIT', env.AUTH_FAILURE_RATE_LIMIT, 100),
     logLevel: env.LOG_LEVEL || 'info',
     redisUrl: env.REDIS_URL || null,
+    publicUrl: env.PUBLIC_URL || null,
     metricsPort: env.METRICS_PORT ? port('METRICS_PORT', env.METRICS_PORT, 9464) : null,
     ...eventStoreConfig(env),
   };

@@ -4,6 +4,7 @@
 // their tables belong to the projector (projections/versions.ts); what is migrated here is the
 // bookkeeping beside them (checkpoints, versions, parked events).
 import { schedulerMigrations } from './collect/leases.ts';
+import { dashboardMigrations } from './dashboard/schema.ts';
 import { eventStoreMigrations } from './eventstore/postgres-schema.ts';
 import { notifyMigrations } from './notify/completion-email.ts';
 import type { Migration } from './db/migrate.ts';
@@ -16,4 +17,5 @@ export const allMigrations: readonly Migration[] = [
   ...notifyMigrations,
   ...schedulerMigrations,
   ...projectionMigrations,
+  ...dashboardMigrations,
 ];

@@ -35,3 +35,14 @@ export function writeServiceFile(dataDir: string, info: ServiceFile): void {
 export function removeServiceFile(dataDir: string): void {
   fs.rmSync(path.join(dataDir, SERVICE_FILE), { force: true });
 }
+
+/** The running service's file, or null when there is none or its process is gone. */
+export function readRunningService(dataDir: string): ServiceFile | null {
+  try {
+    const info = JSON.parse(fs.readFileSync(path.join(dataDir, SERVICE_FILE), 'utf8')) as ServiceFile;
+    process.kill(info.pid, 0);
+    return info;
+  } catch {
+    return null;
+  }
+}

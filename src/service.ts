@@ -23,6 +23,7 @@ import type { Config, Role } from './config.ts';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from './db/embedded.ts';
 import { migrate } from './db/migrate.ts';
 import { createPool } from './db/pool.ts';
+import { KeyUsageCounter } from './dashboard/key-usage.ts';
 import { readServiceClock, startServiceClock } from './db/service-clock.ts';
 import { createEventStore } from './eventstore/create.ts';
 import type { EventStore } from './eventstore/port.ts';
@@ -57,6 +58,8 @@ export interface ServiceOptions {
   schedule?: 'bree' | 'manual';
   /** Run the completion e-mail reactor with the projector (default true). */
   emails?: boolean;
+  /** False: the dashboard's per-key request counters are off (a benchmark's baseline). Default true. */
+  keyUsage?: boolean;
   /** Write `${dataDir}/service.json` once ready, remove it on stop (src/main.ts). */
   serviceFile?: boolean;
   /** The pool's size (default 20) and its name in pg_stat_activity. */
@@ -228,8 +231,15 @@ export function createService(config: Config, options: ServiceOptions = {}): Ser
     let apiUrl: string | null = null;
     let metricsUrl: string | null = null;
     if (parts.has('api')) {
+      const dashboard = {
+        wall: systemClock,
+        mail: { smtpUrl: config.smtpUrl, from: config.mailFrom, outbox: path.join(config.dataDir, 'mail') },
+        baseUrl: () => config.publicUrl ?? apiUrl ?? `http://${config.host}:${config.port}`,
+        onError: (err: unknown, what: string) => log.error({ err }, `dashboard: ${what} failed`),
+      };
+      const keyUsage = options.keyUsage === false ? undefined : new KeyUsageCounter(pool, clock, (err) => log.warn({ err }, 'key usage counters not flushed; kept for the next flush'));
       const api = await buildApp(
-        { pool, store, collectors, clock, watcher, isReady, failedAuthLimit: config.failedAuthLimit, redisUrl: config.redisUrl, metrics },
+        { pool, store, collectors, clock, watcher, isReady, failedAuthLimit: config.failedAuthLimit, redisUrl: config.redisUrl, metrics, dashboard, keyUsage },
         { logger: options.apiLog ?? apiLogger(config.logLevel) },
       );
       app = api;

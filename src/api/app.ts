@@ -5,6 +5,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Ajv } from 'ajv';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify';
 import { Redis } from 'ioredis';
+import { dashboardPlugin } from '../dashboard/plugin.ts';
 import { BatchingEventStore } from '../eventstore/batching.ts';
 import { registerAuth, type Gate } from './auth.ts';
 import type { ApiDeps } from './context.ts';
@@ -91,7 +92,14 @@ export async function buildApp(given: ApiDeps, options: FastifyServerOptions = {
   await app.register(
     async (api) => {
       const barrier = new ReadBarrier(deps.pool, deps.watcher);
-      const guard = await registerAuth(api, { keys: new KeyCache(deps.pool), barrier, redis, failedAuthLimit: deps.failedAuthLimit ?? 100 });
+      const keyUsage = deps.keyUsage;
+      const guard = await registerAuth(api, {
+        keys: new KeyCache(deps.pool),
+        barrier,
+        redis,
+        failedAuthLimit: deps.failedAuthLimit ?? 100,
+        onAuthenticated: keyUsage ? (keyId) => keyUsage.count(keyId) : undefined,
+      });
       gate = guard;
       // Unknown paths under the API count against the caller's limit like any request.
       api.setNotFoundHandler({ preHandler: guard }, (_request, reply) => reply.code(404).send({ error: 'Not found' }));
@@ -104,6 +112,14 @@ export async function buildApp(given: ApiDeps, options: FastifyServerOptions = {
     },
     { prefix: API_PREFIX },
   );
+  const { dashboard } = deps;
+  if (dashboard) await app.register(async (pages) => dashboardPlugin(pages, deps, dashboard));
+  if (deps.keyUsage) {
+    const keyUsage = deps.keyUsage;
+    keyUsage.start();
+    // The last counts reach the table when the API stops.
+    app.addHook('onClose', () => keyUsage.stop());
+  }
   return app;
 }
 

@@ -49,6 +49,8 @@ export interface AuthOptions {
    * a key N times its limit), or this process's memory when null.
    */
   redis: Redis | null;
+  /** Told of every request a valid key makes. */
+  onAuthenticated?: (keyId: string) => void;
 }
 
 /**
@@ -68,6 +70,7 @@ export async function registerAuth(app: FastifyInstance, options: AuthOptions): 
     if (!apiKey) return;
     request.view = await options.barrier.sync();
     request.caller = await resolveCaller(apiKey, options.keys, request.view);
+    if (request.caller) options.onAuthenticated?.(request.caller.keyId);
   };
   app.addHook('onRequest', authenticate);
 

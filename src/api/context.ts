@@ -4,6 +4,8 @@ import type { CollectorSet } from '../collect/collectors.ts';
 import type { EventStore, Position } from '../eventstore/port.ts';
 import type { ProjectionWatcher } from '../../projections/watcher.ts';
 import type { Metrics } from '../metrics.ts';
+import type { DashboardOptions } from '../dashboard/commands.ts';
+import type { KeyUsageCounter } from '../dashboard/key-usage.ts';
 
 /** What the API needs from the rest of the service, handed to `buildApp` by the composition root. */
 export interface ApiDeps {
@@ -21,6 +23,10 @@ export interface ApiDeps {
   readYourWritesMs?: number;
   /** Prometheus metrics, served at GET /metrics. */
   metrics?: Metrics;
+  /** The organization's dashboard at `/`; absent: the REST API alone. */
+  dashboard?: DashboardOptions;
+  /** Counts each authenticated request per key (the dashboard's Requests and Last used); absent: not counted. */
+  keyUsage?: KeyUsageCounter;
 }
 
 /** Read-your-writes: answer a command only once the read models show its events (bounded). */

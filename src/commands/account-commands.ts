@@ -1,7 +1,7 @@
 // Organization, key and money commands, issued by the admin CLI and the charge job.
 import type { Clock } from '../clock.ts';
 import { streamIdOfAccount } from '../domain/account.ts';
-import { hashApiKey, newApiKey } from '../domain/api-key.ts';
+import { hashApiKey, keyPrefix, newApiKey } from '../domain/api-key.ts';
 import type { Micros } from '../domain/money.ts';
 import type { KeyMode, Plan } from '../domain/platform.ts';
 import type { EventStore } from '../eventstore/port.ts';
@@ -16,7 +16,8 @@ export async function openOrganization(store: EventStore, clock: Clock, input: {
 }
 
 /** The key's value exists only in this function's answer: the log keeps its SHA-256 hash. */
-export async function issueKey(store: EventStore, clock: Clock, input: { orgId: string; name: string; mode: KeyMode }) {
+/** `issuedBy`: the member who created it in the dashboard; the admin CLI's keys are the operator's. */
+export async function issueKey(store: EventStore, clock: Clock, input: { orgId: string; name: string; mode: KeyMode; issuedBy?: string }) {
   const keyId = `key_${newId().replaceAll('-', '').slice(0, 20)}`;
   const apiKey = newApiKey(input.mode);
   const handled = await handleCommand(store, streamIdOfAccount(input.orgId), accountDecider, {
@@ -25,6 +26,8 @@ export async function issueKey(store: EventStore, clock: Clock, input: { orgId: 
     name: input.name,
     mode: input.mode,
     keyHash: hashApiKey(apiKey),
+    prefix: keyPrefix(apiKey),
+    issuedBy: input.issuedBy ?? 'operator',
     now: clock.now(),
   });
   return { keyId, apiKey, position: handled.position };

@@ -10,6 +10,7 @@ import {
 } from '../domain/tracking-claim.ts';
 import { decideVideo, type VideoCommand } from '../domain/video-decide.ts';
 import { evolveVideo, initialVideoState, type VideoEvent, type VideoState } from '../domain/video.ts';
+import { decideMembers, evolveMembers, initialMembersState, type MemberCommand, type MemberEvent, type MembersState } from '../domain/members.ts';
 import type { Decider } from './handle.ts';
 
 export const videoDecider: Decider<VideoState, VideoCommand, VideoEvent> = {
@@ -28,4 +29,10 @@ export const trackingClaimDecider: Decider<TrackingClaimState, TrackingClaimComm
   initialState: initialTrackingClaimState,
   evolve: evolveTrackingClaim,
   decide: decideTrackingClaim,
+};
+
+export const membersDecider: Decider<MembersState, MemberCommand, MemberEvent> = {
+  initialState: initialMembersState,
+  evolve: evolveMembers,
+  decide: decideMembers,
 };

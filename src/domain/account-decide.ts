@@ -6,7 +6,7 @@ import type { AccountEvent, AccountState } from './account.ts';
 
 export type AccountCommand =
   | { type: 'OpenOrganization'; orgId: string; name: string; email: string; plan: Plan; rateLimit: number | null; now: Date }
-  | { type: 'IssueKey'; keyId: string; name: string; mode: KeyMode; keyHash: string; now: Date }
+  | { type: 'IssueKey'; keyId: string; name: string; mode: KeyMode; keyHash: string; prefix: string; issuedBy: string; now: Date }
   | { type: 'RevokeKey'; keyId: string; now: Date }
   | { type: 'Deposit'; depositId: string; amount: Micros; reference: string | null; now: Date }
   /** `snapshotsRecorded`: live snapshots recorded for the organization so far, all time. */
@@ -34,7 +34,7 @@ export function decideAccount(command: AccountCommand, state: AccountState): Acc
     case 'IssueKey':
       if (state.keys.has(command.keyId)) throw new DomainError('already_exists', `Key ${command.keyId} already exists`);
       if (!command.name.trim()) throw new DomainError('invalid_argument', 'name must not be empty');
-      return [{ type: 'ApiKeyIssued', data: { orgId, keyId: command.keyId, name: command.name, mode: command.mode, keyHash: command.keyHash, at } }];
+      return [{ type: 'ApiKeyIssued', data: { orgId, keyId: command.keyId, name: command.name, mode: command.mode, keyHash: command.keyHash, prefix: command.prefix, issuedBy: command.issuedBy, at } }];
     case 'RevokeKey': {
       const revoked = state.keys.get(command.keyId);
       if (revoked === undefined) throw new DomainError('not_found', `Key ${command.keyId} not found`);

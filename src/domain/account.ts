@@ -9,7 +9,18 @@ export type OrganizationOpened = {
 export type ApiKeyIssued = {
   type: 'ApiKeyIssued';
   /** Only the SHA-256 hash of the key is ever stored. */
-  data: { orgId: string; keyId: string; name: string; mode: KeyMode; keyHash: string; at: string };
+  data: {
+    orgId: string;
+    keyId: string;
+    name: string;
+    mode: KeyMode;
+    keyHash: string;
+    at: string;
+    /** Who made it: a member id, or 'operator' (absent on keys issued before the dashboard). */
+    issuedBy?: string;
+    /** The key's first characters, shown in the dashboard; never enough to use it. */
+    prefix?: string;
+  };
 };
 export type ApiKeyRevoked = { type: 'ApiKeyRevoked'; data: { orgId: string; keyId: string; at: string } };
 export type FundsDeposited = {

@@ -19,3 +19,8 @@ export function hasKeyShape(text: string): boolean {
 export function hashApiKey(apiKey: string): string {
   return createHash('sha256').update(apiKey).digest('hex');
 }
+
+/** What the dashboard shows of a key after its creation: `vt_live_` and four characters of 32. */
+export function keyPrefix(apiKey: string): string {
+  return apiKey.slice(0, apiKey.indexOf('_', 3) + 5);
+}

@@ -17,7 +17,7 @@ const orgId = 'org_1';
 function openOrganization(overrides: Partial<Extract<AccountCommand, { type: 'OpenOrganization' }>> = {}): AccountCommand {
   return { type: 'OpenOrganization', orgId, name: 'Acme', email: 'ops@acme.test', plan: 'free', rateLimit: null, now, ...overrides };
 }
-const issueKey = (keyId: string, mode: KeyMode = 'live', name = 'ci key'): AccountCommand => ({ type: 'IssueKey', keyId, name, mode, keyHash: `sha256-of-${keyId}`, now });
+const issueKey = (keyId: string, mode: KeyMode = 'live', name = 'ci key'): AccountCommand => ({ type: 'IssueKey', keyId, name, mode, keyHash: `sha256-of-${keyId}`, prefix: `vt_${mode}_abcd`, issuedBy: 'operator', now });
 const revokeKey = (keyId: string): AccountCommand => ({ type: 'RevokeKey', keyId, now });
 const deposit = (amount: number, depositId = 'dep_1', reference: string | null = null): AccountCommand => ({ type: 'Deposit', depositId, amount, reference, now });
 const charge = (snapshotsRecorded: number, chargeId = 'chg_1'): AccountCommand => ({ type: 'Charge', chargeId, snapshotsRecorded, now });
@@ -29,7 +29,7 @@ function opened(plan: Plan = 'free', rateLimit: number | null = null): AccountEv
 }
 const keyIssued = (keyId: string, mode: KeyMode = 'live', name = 'ci key'): AccountEvent => ({
   type: 'ApiKeyIssued',
-  data: { orgId, keyId, name, mode, keyHash: `sha256-of-${keyId}`, at },
+  data: { orgId, keyId, name, mode, keyHash: `sha256-of-${keyId}`, prefix: `vt_${mode}_abcd`, issuedBy: 'operator', at },
 });
 const keyRevoked = (keyId: string): AccountEvent => ({ type: 'ApiKeyRevoked', data: { orgId, keyId, at } });
 const deposited = (amount: number, depositId = 'dep_1', reference: string | null = null): AccountEvent => ({

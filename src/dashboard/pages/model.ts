@@ -49,6 +49,7 @@ export interface DashboardCommands {
   /** The revoke command: the key stops working in every API process once this returns. */
   deleteKey(orgId: string, keyId: string, by: SignedIn): Promise<'deleted' | 'not_found'>;
   listMembers(orgId: string): Promise<MemberListing[]>;
-  inviteMember(orgId: string, input: { email: string; role: 'owner' | 'member'; by: SignedIn }): Promise<{ ok: true; inviteUrl: string } | Refusal>;
+  /** `mailed` false: the invitation stands, but its e-mail could not be sent (the link is shown instead). */
+  inviteMember(orgId: string, input: { email: string; role: 'owner' | 'member'; by: SignedIn }): Promise<{ ok: true; inviteUrl: string; mailed: boolean } | Refusal>;
   removeMember(orgId: string, memberId: string, by: SignedIn): Promise<{ ok: true } | Refusal>;
 }

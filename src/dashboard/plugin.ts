@@ -1,0 +1,138 @@
+// The organization's dashboard, served by the API role at `/` beside the REST API: sessions
+// (cookie + server-side row), CSRF on every POST, security headers and a CSP that allows
+// only our own files, sign-in limited per address and per account, then the pages.
+import cookie from '@fastify/cookie';
+import csrf from '@fastify/csrf-protection';
+import formbody from '@fastify/formbody';
+import helmet from '@fastify/helmet';
+import rateLimit from '@fastify/rate-limit';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { ApiDeps } from '../api/context.ts';
+import { joinMember } from '../commands/member-commands.ts';
+import { DomainError } from '../domain/errors.ts';
+import { dashboardCommands, type DashboardOptions } from './commands.ts';
+import { Html } from './pages/html.ts';
+import { invalidInvitePage, invitePage, loginPage, registerPages, type SignedIn } from './pages/index.ts';
+import { DUMMY_HASH, hashPassword, passwordProblem, verifyPassword } from './passwords.ts';
+import { credentialsByEmail, invitationByToken, savePassword } from './reads.ts';
+import { SESSION_COOKIE, Sessions } from './sessions.ts';
+import { SignInThrottle } from './sign-in-throttle.ts';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    member: SignedIn | null;
+  }
+}
+
+const LOOPBACK = /^(localhost|127(\.\d{1,3}){3}|\[?::1\]?)$/;
+
+/** Secure cookies, except over plain http on a loopback address (a developer's own machine). */
+function secureFor(request: FastifyRequest): boolean {
+  return request.protocol === 'https' || !LOOPBACK.test(request.hostname);
+}
+
+const str = (body: unknown, name: string) => {
+  const value = (body as Record<string, unknown> | undefined)?.[name];
+  return typeof value === 'string' ? value : '';
+};
+
+export async function dashboardPlugin(app: FastifyInstance, deps: ApiDeps, options: DashboardOptions): Promise<void> {
+  // Pages are not part of the REST API's OpenAPI document.
+  app.addHook('onRoute', (route) => {
+    route.schema = { ...route.schema, hide: true };
+  });
+  const sessions = new Sessions(deps.pool, options.wall);
+  const throttle = new SignInThrottle(options.wall);
+  await app.register(formbody, { bodyLimit: 256 * 1024 });
+  await app.register(cookie);
+  await app.register(csrf, { sessionPlugin: '@fastify/cookie', cookieOpts: { httpOnly: true, sameSite: 'lax', path: '/', secure: 'auto', signed: false } });
+  await app.register(helmet, {
+    contentSecurityPolicy: {
+      useDefaults: false,
+      directives: {
+        defaultSrc: ["'self'"],
+        scriptSrc: ["'self'"],
+        styleSrc: ["'self'"],
+        imgSrc: ["'self'", 'data:'],
+        connectSrc: ["'self'"],
+        fontSrc: ["'self'"],
+        objectSrc: ["'none'"],
+        baseUri: ["'none'"],
+        formAction: ["'self'"],
+        frameAncestors: ["'none'"],
+      },
+    },
+  });
+  await app.register(rateLimit, { global: false });
+
+  app.decorateRequest('member', null);
+  app.addHook('onRequest', async (request) => {
+    if (request.url.startsWith('/assets/')) return;
+    request.member = await sessions.lookup(request.cookies[SESSION_COOKIE]);
+  });
+  // Every state-changing request carries the token of a page we served (the login form too).
+  app.addHook('preHandler', (request, reply, done) => {
+    if (request.method === 'GET' || request.method === 'HEAD') return done();
+    app.csrfProtection(request, reply, done);
+  });
+
+  const csrfField = (reply: FastifyReply) => `<input type="hidden" name="_csrf" value="${reply.generateCsrf()}">`;
+  const setSession = (request: FastifyRequest, reply: FastifyReply, id: string) =>
+    reply.setCookie(SESSION_COOKIE, id, { httpOnly: true, sameSite: 'lax', path: '/', secure: secureFor(request) });
+  const html = (reply: FastifyReply) => reply.header('cache-control', 'no-store').type('text/html; charset=utf-8');
+
+  app.post('/login', { config: { rateLimit: { max: 20, timeWindow: 60_000, keyGenerator: (r: FastifyRequest) => `sign-in:${r.ip}` } } }, async (request, reply) => {
+    const email = str(request.body, 'email').trim();
+    const password = str(request.body, 'password');
+    const again = (error: string, status: number) => html(reply).code(status).send(loginPage({ csrf: new Html(csrfField(reply)), error, email }));
+    if (!throttle.allows(email)) return again('Too many sign-in attempts for this account: wait a few minutes.', 429);
+    const found = await credentialsByEmail(deps.pool, email);
+    // An unknown address costs the same scrypt as a wrong password: no way to tell them apart.
+    const ok = await verifyPassword(password, found?.passwordHash ?? DUMMY_HASH);
+    if (!found || !found.passwordHash || !ok) {
+      throttle.failed(email);
+      return again('Wrong e-mail or password.', 401);
+    }
+    throttle.succeeded(email);
+    await sessions.end(request.cookies[SESSION_COOKIE]);
+    setSession(request, reply, await sessions.start(found.memberId));
+    return reply.redirect('/', 303);
+  });
+
+  app.post('/logout', async (request, reply) => {
+    await sessions.end(request.cookies[SESSION_COOKIE]);
+    reply.clearCookie(SESSION_COOKIE, { path: '/' });
+    return reply.redirect('/login', 303);
+  });
+
+  app.get<{ Params: { token: string } }>('/invite/:token', async (request, reply) => {
+    const invitation = await invitationByToken(deps.pool, request.params.token);
+    if (!invitation || invitation.status !== 'invited' || invitation.expiresAt.getTime() <= options.wall.now().getTime()) {
+      return html(reply).code(410).send(invalidInvitePage());
+    }
+    return html(reply).send(invitePage({ csrf: new Html(csrfField(reply)), token: request.params.token, email: invitation.email }));
+  });
+
+  app.post<{ Params: { token: string } }>('/invite/:token', async (request, reply) => {
+    const { token } = request.params;
+    const invitation = await invitationByToken(deps.pool, token);
+    if (!invitation || invitation.status !== 'invited') return html(reply).code(410).send(invalidInvitePage());
+    const password = str(request.body, 'password');
+    const problem = passwordProblem(password, str(request.body, 'confirm'));
+    if (problem) return html(reply).code(400).send(invitePage({ csrf: new Html(csrfField(reply)), token, email: invitation.email, error: problem }));
+    try {
+      // The invitation's one use is decided in the log first; the password follows it.
+      const joined = await joinMember(deps.store, deps.clock, options.wall, { orgId: invitation.orgId, memberId: invitation.memberId, token });
+      await savePassword(deps.pool, invitation.memberId, await hashPassword(password));
+      await deps.watcher.waitFor(joined.position, deps.readYourWritesMs ?? 2_000);
+    } catch (error) {
+      if (error instanceof DomainError) return html(reply).code(410).send(invalidInvitePage());
+      throw error;
+    }
+    await sessions.end(request.cookies[SESSION_COOKIE]);
+    setSession(request, reply, await sessions.start(invitation.memberId));
+    return reply.redirect('/', 303);
+  });
+
+  registerPages(app, deps, { signedIn: (request) => request.member, csrfField: (_request, reply) => csrfField(reply) }, dashboardCommands(deps, options, sessions));
+}

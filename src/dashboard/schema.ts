@@ -1,0 +1,29 @@
+// The dashboard's own tables: secrets that must not be events (password hashes, session ids
+// as hashes) and the per-key request counters the API processes flush.
+import type { Migration } from '../db/migrate.ts';
+
+export const dashboardMigrations: readonly Migration[] = [
+  {
+    id: 'dashboard/001-credentials-sessions-key-usage',
+    sql: `
+      CREATE SCHEMA IF NOT EXISTS dashboard;
+      CREATE TABLE IF NOT EXISTS dashboard.credentials (
+        member_id text PRIMARY KEY,
+        password_hash text NOT NULL,
+        updated_at timestamptz NOT NULL DEFAULT now()
+      );
+      CREATE TABLE IF NOT EXISTS dashboard.sessions (
+        id_hash text PRIMARY KEY,
+        member_id text NOT NULL,
+        created_at timestamptz NOT NULL,
+        last_seen_at timestamptz NOT NULL,
+        ended_at timestamptz
+      );
+      CREATE INDEX IF NOT EXISTS sessions_member ON dashboard.sessions (member_id) WHERE ended_at IS NULL;
+      CREATE TABLE IF NOT EXISTS dashboard.key_usage (
+        key_id text PRIMARY KEY,
+        requests bigint NOT NULL,
+        last_used_at timestamptz NOT NULL
+      );`,
+  },
+];
