@@ -82,7 +82,7 @@ export async function startBenchService(url: string, options: { batchSize?: numb
 }
 
 /** The API role on a bench service's database, listening on a port the OS picks (logging off, as buildApp's default). */
-export async function startBenchApi(service: BenchService) {
+export async function startBenchApi(service: BenchService, options: { keyUsage?: boolean } = {}) {
   const api = createService(loadConfig({ DATABASE_URL: service.url, LOG_LEVEL: 'warn', PORT: '0' }, ['api']), {
     clock: service.clock,
     collectors: service.collectors,
@@ -90,6 +90,7 @@ export async function startBenchApi(service: BenchService) {
     apiLog: false,
     poolSize: 20,
     applicationName: 'vidtrack-bench-api',
+    keyUsage: options.keyUsage,
   });
   const running = await api.start();
   return { app: running.app!, base: running.apiUrl!, close: () => api.stop() };

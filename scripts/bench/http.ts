@@ -268,7 +268,7 @@ async function organization(service: BenchService): Promise<SeededOrg> {
 }
 
 /** `rounds` scheduler rounds, one service hour apart, each collecting every due slot. */
-async function collectHours(context: BenchContext, service: BenchService, rounds: number): Promise<void> {
+export async function collectHours(context: BenchContext, service: BenchService, rounds: number): Promise<void> {
   const t0 = performance.now();
   for (let hour = 1; hour <= rounds; hour++) {
     service.clock.advance(HOUR_MS);
@@ -396,6 +396,44 @@ const listAndUsage: Benchmark = {
   },
 };
 
+// ---- the dashboard's per-key counters -----------------------------------------------------
+
+const keyCounters: Benchmark = {
+  name: 'http-key-counters',
+  async run(context) {
+    const load = loadOf(context.smoke);
+    const service = await startBenchService(await createDatabase(context.server, 'bench_http_counters'));
+    // Two API processes' worth on one database: one counting each key's requests, one not.
+    const counting = await startApi(service);
+    const plain = await startApi(service, { keyUsage: false });
+    try {
+      const org = await organization(service);
+      const headers = { 'x-api-key': org.apiKey };
+      await fetchOk(`${counting.base}${API}/usage`, org.apiKey);
+      const postgresCpu = await postgresCpuMeter(service.pool);
+      const [off, on] = await measureAlternately([{ url: `${plain.base}${API}/usage`, headers }, { url: `${counting.base}${API}/usage`, headers }], load, postgresCpu);
+      context.log(`GET /usage, key counters off: ${summary(off!)}`);
+      context.log(`GET /usage, key counters on:  ${summary(on!)}`);
+      return [
+        {
+          figure: 'GET /usage with the dashboard\'s key counters on',
+          value: on!.rps,
+          unit: 'req/s',
+          limit: off!.rps,
+          limitLabel: 'the same API with the counters off',
+          target: '>= 0.95 x limit',
+          met: context.smoke ? null : on!.rps >= 0.95 * off!.rps,
+          notes: [cpuNote(on!), oddities(on!)].filter(Boolean).join('; '),
+        },
+      ];
+    } finally {
+      await counting.close();
+      await plain.close();
+      await service.close();
+    }
+  },
+};
+
 // ---- POST /videos/track -----------------------------------------------------------------
 
 const track: Benchmark = {
@@ -446,4 +484,4 @@ const track: Benchmark = {
   },
 };
 
-export const httpBenchmarks: Benchmark[] = [getVideo, listAndUsage, track];
+export const httpBenchmarks: Benchmark[] = [getVideo, listAndUsage, track, keyCounters];

@@ -12,8 +12,9 @@ import { rebuildBenchmark } from './rebuild.ts';
 import { schedulerBenchmark } from './scheduler.ts';
 import { httpBenchmarks } from './http.ts';
 import { idleBenchmark } from './idle.ts';
+import { dashboardBenchmark } from './dashboard.ts';
 
-const benchmarks: Benchmark[] = [collectBenchmark, rebuildBenchmark, ...httpBenchmarks, schedulerBenchmark, idleBenchmark];
+const benchmarks: Benchmark[] = [collectBenchmark, rebuildBenchmark, ...httpBenchmarks, dashboardBenchmark, schedulerBenchmark, idleBenchmark];
 
 const { values } = parseArgs({ options: { smoke: { type: 'boolean' }, only: { type: 'string', multiple: true } } });
 const smoke = Boolean(values.smoke);

@@ -26,7 +26,8 @@
     var options = {
       width: width(),
       height: 220,
-      scales: { x: { time: true } },
+      // Counts and money start at zero; an empty period still shows a readable axis.
+      scales: { x: { time: true }, y: { range: function (_u, _min, max) { return [0, max > 0 ? max * 1.1 : series.unit === 'usd' ? 1e6 : 10]; } } },
       series: [
         {},
         {

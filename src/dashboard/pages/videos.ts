@@ -58,7 +58,7 @@ export async function trackLines(deps: ApiDeps, who: { orgId: string; memberId: 
   for (const line of lines) {
     const link = parseVideoLink(line);
     if (isLinkError(link)) {
-      results.push({ line, outcome: 'invalid', message: `Invalid link: ${link.error}` });
+      results.push({ line, outcome: 'invalid', message: link.error });
       continue;
     }
     // Tracked from the dashboard: the member stands where an API key would (associated resources).
