@@ -45,6 +45,8 @@ export type ListQuery = Static<typeof ListQuery>;
  */
 export const MAX_ID_LENGTH = 1_000;
 export const VideoParams = Type.Object({ id: Type.String() });
+/** The snapshots as CSV (src/api/snapshots-csv.ts): a header row, then one row per snapshot, oldest first. */
+export const SnapshotsCsv = Type.String({ description: 'text/csv: snapshot_id,snapshot_time,views,likes,comments,shares,saves,retweets,replies,provider' });
 export type VideoParams = Static<typeof VideoParams>;
 
 const Platform = Type.Union(PLATFORMS.map((p) => Type.Literal(p)));

@@ -1,4 +1,4 @@
-// GET /api/v1/openapi.json: a valid OpenAPI 3 document of the five endpoints, generated from the
+// GET /api/v1/openapi.json: a valid OpenAPI 3 document of the six endpoints, generated from the
 // same schemas that validate requests (DESIGN §7); GET /health.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -22,6 +22,7 @@ const OPERATIONS: Array<[string, string, number]> = [
   ['/videos/{id}', 'get', 200],
   ['/videos/{id}/stop', 'post', 200],
   ['/usage', 'get', 200],
+  ['/videos/{id}/snapshots.csv', 'get', 200],
 ];
 
 /** Error statuses each operation can answer with (spec §4, §5, §7, §8 and DESIGN §8). */
@@ -33,6 +34,7 @@ const ERRORS: Record<string, number[]> = {
   'get /videos/{id}': [400, 401, 403, 404, 429, 503],
   'post /videos/{id}/stop': [400, 401, 403, 404, 429, 503],
   'get /usage': [400, 401, 429, 503],
+  'get /videos/{id}/snapshots.csv': [400, 401, 403, 404, 429, 503],
 };
 
 /** Follows a local `#/...` reference. */
@@ -66,7 +68,7 @@ describe('document', () => {
     assert.equal(doc.servers[0].url, API);
   });
 
-  test('lists exactly the five endpoints', () => {
+  test('lists exactly the six endpoints', () => {
     const documented = Object.entries(doc.paths as Record<string, Record<string, unknown>>)
       .flatMap(([path, item]) => Object.keys(item).filter((k) => ['get', 'post', 'put', 'patch', 'delete'].includes(k)).map((m) => `${m} ${path}`))
       .sort();
@@ -85,12 +87,13 @@ describe('document', () => {
     walk(doc);
   });
 
-  test('every response has a description and a JSON schema', () => {
+  test('every response has a description and a schema (JSON, or CSV for the CSV export)', () => {
     for (const [path, method] of OPERATIONS) {
       for (const [status, response] of Object.entries(operation(path, method).responses as Record<string, any>)) {
         assert.match(status, /^[1-5]\d\d$/);
         assert.equal(typeof response.description, 'string', `${method} ${path} ${status}`);
-        assert.ok(response.content?.['application/json']?.schema, `${method} ${path} ${status} has a schema`);
+        const type = path.endsWith('.csv') && status === '200' ? 'text/csv' : 'application/json';
+        assert.ok(response.content?.[type]?.schema, `${method} ${path} ${status} has a ${type} schema`);
       }
     }
   });

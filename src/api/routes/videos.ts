@@ -11,7 +11,8 @@ import { HttpError, invalidRequest } from '../errors.ts';
 import type { Caller } from '../auth.ts';
 import { daysRemaining, presentListedVideo, presentVideoDetail } from '../present.ts';
 import { NumberTemplate, PositionCache, daysHole, daysPlaceholder, sendJson, type UsageReads } from '../read-cache.ts';
-import { errorsOf, ListQuery, StopResult, TrackBody, TrackedVideo, VideoDetail, VideoList, VideoParams } from '../schemas.ts';
+import { errorsOf, ListQuery, SnapshotsCsv, StopResult, TrackBody, TrackedVideo, VideoDetail, VideoList, VideoParams } from '../schemas.ts';
+import { csvDisposition, snapshotsCsv } from '../snapshots-csv.ts';
 
 
 /**
@@ -141,6 +142,12 @@ export const videoRoutes = (deps: ApiDeps, usage: UsageReads): FastifyPluginAsyn
     }
     const video = checkOwner(caller, cached.video);
     return sendJson(reply, cached.body.render([daysRemaining(video, deps.clock.now())]));
+  });
+
+  app.get('/videos/:id/snapshots.csv', { schema: { params: VideoParams, response: { 200: { description: 'The snapshots as CSV', content: { 'text/csv': { schema: SnapshotsCsv } } }, ...errorsOf(403, 404) } } }, async (request, reply) => {
+    const video = await ownVideo(request.caller!, request.params.id);
+    const csv = snapshotsCsv(video, await readSnapshots(deps.pool, video.video_id));
+    return reply.type('text/csv; charset=utf-8').header('content-disposition', csvDisposition(video)).send(csv);
   });
 
   app.post('/videos/:id/stop', { schema: { params: VideoParams, response: { 200: StopResult, ...errorsOf(403, 404) } } }, async (request) => {
