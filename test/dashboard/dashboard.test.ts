@@ -185,7 +185,17 @@ describe('the dashboard in a browser', { timeout: 600_000 }, () => {
     await screenshot(page, 'billing');
     await page.goto('/members');
     await page.getByRole('cell', { name: new RegExp(owner.email) }).waitFor();
+    // An owner invites a colleague, then changes their mind.
+    await page.getByLabel('Email').fill('colleague@acme.test');
+    await page.getByRole('button', { name: 'Send invitation' }).click();
+    await page.getByRole('status').filter({ hasText: 'Invitation sent to colleague@acme.test' }).waitFor();
+    const row = page.getByRole('row').filter({ hasText: 'colleague@acme.test' });
+    assert.match((await row.textContent()) ?? '', /invited/);
     await screenshot(page, 'members');
+    await row.getByRole('button', { name: 'Remove' }).click();
+    await page.getByRole('button', { name: 'Remove member' }).click();
+    await page.getByRole('status').filter({ hasText: 'removed' }).waitFor();
+    assert.equal(await page.getByRole('row').filter({ hasText: 'colleague@acme.test' }).count(), 0);
   });
 
   it('refuses a form posted without its CSRF token', async () => {

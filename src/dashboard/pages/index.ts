@@ -191,6 +191,9 @@ export function registerPages(app: FastifyInstance, deps: ApiDeps, auth: PageAut
     const role = field(request.body, 'role') === 'owner' ? 'owner' : 'member';
     const outcome = await commands.inviteMember(seen.me.orgId, { email, role, by: seen.me });
     if (!outcome.ok) return showMembers(reply, seen, { form: { email, role }, error: outcome.error }, 400);
+    if (!outcome.mailed) {
+      return showMembers(reply, seen, { error: html`The invitation stands, but its e-mail could not be sent: give ${email} this link (it works once, for 7 days): <code class="wrap">${outcome.inviteUrl}</code>` });
+    }
     return showMembers(reply, seen, { done: `Invitation sent to ${email}.` });
   });
 

@@ -6,7 +6,7 @@ import type { MemberListing, SignedIn } from './model.ts';
 
 export interface MembersView {
   members: MemberListing[];
-  error?: string;
+  error?: string | Html;
   done?: string;
   form?: { email: string; role: 'owner' | 'member' };
 }
