@@ -9,6 +9,7 @@ import type { Pool, PoolClient } from 'pg';
 import type { EventStore } from '../src/eventstore/port.ts';
 import { formatPosition } from '../src/eventstore/port.ts';
 import { withTransaction } from '../src/db/pool.ts';
+import { cleanText } from '../src/domain/storable.ts';
 import { ident, type LoggedEvent, type Projection } from './projection.ts';
 
 export function parkedEventsDdl(schema: string): string {
@@ -45,15 +46,20 @@ export interface ParkedRow {
 }
 
 /**
- * SQLSTATE classes that say nothing about the event: 08 connection, 53 resources, 57P server
- * shutting down or restarting; 40001/40P01 a conflict with another transaction.
+ * SQLSTATE classes that say nothing about the event: 08 connection, 25 transaction state,
+ * 40001/40P01 conflicts with other transactions, 53 resources, 55 objects busy or locked (55P03,
+ * 55006), 57 operator intervention (a cancelled statement, a server shutting down), 58 and XX
+ * the server's own failures, and 42 (an undefined table or column, a syntax error): a bug or
+ * a schema out of step with the code, which parking would turn into every event of the log
+ * parked. These are retried, page after page, until they pass; they never park an event.
  */
-const TRANSIENT_SQLSTATE = /^(08|53|57P)|^40001$|^40P01$/;
+const TRANSIENT_SQLSTATE = /^(08|25|42|53|55|57|58|XX)|^40001$|^40P01$/;
 
 /**
- * True for a failure that another attempt can get past. A server's answer says which by its
- * SQLSTATE; an error the server never answered (a dropped socket) is transient. Anything else,
- * a TypeError on malformed data say, comes from the event and would fail again.
+ * True for a failure that is not the event's: another attempt, or a fixed deployment, gets
+ * past it. A server's answer says which by its SQLSTATE; an error the server never answered
+ * (a dropped socket) is transient. Anything else (a data exception, a TypeError on malformed
+ * data) comes from the event and would fail again.
  */
 export function isTransient(error: unknown): boolean {
   if (error instanceof pg.DatabaseError) return TRANSIENT_SQLSTATE.test(error.code ?? '');
@@ -62,9 +68,10 @@ export function isTransient(error: unknown): boolean {
   return /Connection terminated|not queryable|Client was closed/i.test(String((error as Error | null)?.message ?? ''));
 }
 
+/** The error as stored and shown: an error may quote the event's text, so it is cleaned as platform text is. */
 export function errorText(error: unknown): string {
-  if (error instanceof pg.DatabaseError) return `${error.message} (SQLSTATE ${error.code})`;
-  return error instanceof Error ? error.message : String(error);
+  const text = error instanceof pg.DatabaseError ? `${error.message} (SQLSTATE ${error.code})` : error instanceof Error ? error.message : String(error);
+  return cleanText(text, 2_000);
 }
 
 /** Records parked events inside the caller's transaction (the one that moves the checkpoint). */

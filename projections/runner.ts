@@ -20,7 +20,7 @@ import { BehaviorSubject, Subject, Subscription, concatMap, filter, firstValueFr
 import { withTransaction } from '../src/db/pool.ts';
 import { comparePositions, type EventStore, type Position } from '../src/eventstore/port.ts';
 import { readCheckpoints, writeCheckpoints } from './checkpoints.ts';
-import { describeParked, isTransient, parkEvents, type ParkedEvent } from './parking.ts';
+import { describeParked, errorText, isTransient, parkEvents, type ParkedEvent } from './parking.ts';
 import { ident, type LoggedEvent, type Projection } from './projection.ts';
 import { swapIn } from './swap.ts';
 import { bookkeepingDdl, createReadModels, describeNewer, planVersions } from './versions.ts';
@@ -60,6 +60,13 @@ export class BuildLocked extends Error {
 class ApplyFailed extends Error {
   constructor(readonly cause: unknown) {
     super(String((cause as Error)?.message ?? cause));
+  }
+}
+
+/** Every event of a page failed in one projection: not the events' fault, so none is parked. */
+class EveryEventFailed extends Error {
+  constructor(projection: string, readonly cause: unknown) {
+    super(`every event of the page failed in projection ${projection}, so none is parked; retrying: ${errorText(cause)}`);
   }
 }
 
@@ -280,8 +287,13 @@ export class ProjectionRunner {
         const checkpoint = checkpoints.get(projection.name) ?? null;
         const events = checkpoint ? page.filter((e) => comparePositions(e.position, checkpoint) > 0) : page;
         if (events.length === 0) continue;
-        if (isolate) await this.applyIsolating(client, projection, events, parked);
-        else await projection.apply(client, schema, events).catch((error: unknown) => Promise.reject(new ApplyFailed(error)));
+        if (isolate) {
+          const before = parked.length;
+          await this.applyIsolating(client, projection, events, parked);
+          // Every event of the page at fault is not N bad events: it is something else
+          // (a bug, a missing grant), retried as a whole rather than parking the log away.
+          if (events.length > 1 && parked.length - before === events.length) throw new EveryEventFailed(projection.name, parked[before]!.error);
+        } else await projection.apply(client, schema, events).catch((error: unknown) => Promise.reject(new ApplyFailed(error)));
         advanced.push(projection.name);
       }
       await parkEvents(client, schema, parked);
