@@ -88,9 +88,14 @@ export async function buildBeside(
   const target = await store.headPosition();
   const failures = new Subject<unknown>();
   const runner = new ProjectionRunner(store, pool, projections, { schema: build, batchSize: options.batchSize ?? 10_000, onPage: options.onPage, onParked: options.onParked });
-  await runner.start((error) => failures.next(error));
+  let firstError: unknown = null;
+  await runner.start((error) => {
+    firstError ??= error;
+    failures.next(error);
+  });
   try {
-    if (!runner.active) throw new BuildLocked(build);
+    // Not running: refused the lock (another build holds it), or failed to start (said as itself).
+    if (!runner.active) throw firstError ?? new BuildLocked(build);
     const caughtUp = runner.position$.pipe(filter((position) => !target || (position !== null && comparePositions(position, target) >= 0)));
     await firstValueFrom(merge(caughtUp, failures.pipe(mergeMap((error) => throwError(() => error)))));
   } finally {

@@ -11,6 +11,9 @@ import { bookkeepingDdl } from './versions.ts';
  * Locking the live checkpoints first waits for the live runner's batch in progress; its next
  * batch finds checkpoints it did not write and starts again from them.
  */
+/** Named, not `*`: two versions' tables may hold their columns in another order. */
+const PARKED_COLUMNS = 'event_id, projection, commit_position, prepare_position, stream_id, revision, type, error, parked_at';
+
 export async function swapIn(pool: Pool, build: string, live: string, projections: readonly Projection[]): Promise<void> {
   const [from, to, retired] = [ident(build), ident(live), ident(`${live}_retired`)];
   const names = projections.map((p) => p.name);
@@ -37,7 +40,7 @@ export async function swapIn(pool: Pool, build: string, live: string, projection
     );
     await client.query(`DELETE FROM ${to}.parked_events WHERE projection = ANY($1::text[])`, [names]);
     await client.query(
-      `INSERT INTO ${to}.parked_events SELECT * FROM ${from}.parked_events WHERE projection = ANY($1::text[])`,
+      `INSERT INTO ${to}.parked_events (${PARKED_COLUMNS}) SELECT ${PARKED_COLUMNS} FROM ${from}.parked_events WHERE projection = ANY($1::text[])`,
       [names],
     );
     await client.query(`DROP SCHEMA ${retired} CASCADE; DROP SCHEMA ${from} CASCADE`);
