@@ -84,8 +84,10 @@ export class ReadBarrier {
       }
     }
     // The watcher may not have heard of these pages yet: everything that waits on it may go on.
-    // It never holds a position the database has not reached, so its own may be the newer one.
     this.watcher.update(position);
-    return { position: this.watcher.position, revokedKeys: rows[0]?.revoked_keys ?? 0 };
+    // The database's own position, never the watcher's: after a rebuild swapped in tables whose
+    // checkpoints are behind what the watcher saw, an answer read now must not be kept as one
+    // of a version the tables have not reached.
+    return { position, revokedKeys: rows[0]?.revoked_keys ?? 0 };
   }
 }
