@@ -117,8 +117,18 @@ export async function trackVideo(deps: TrackDeps, request: TrackRequest): Promis
     return { kind: 'tracked', videoId, video: tracked.data, position: result.position };
   } catch (error) {
     if (error instanceof WrongExpectedRevision && request.idempotencyKey) return repeated(store, videoId);
-    // The video was not written: the link must not stay claimed by it.
-    await handleCommand(store, claimStream, trackingClaimDecider, { type: 'Release', videoId, orgId, now: clock.now() }).catch(() => undefined);
+    // A failed append may still have committed (the connection dropped after the commit):
+    // then the video exists, and this track succeeded.
+    const written = await store.readStream(streamIdOfVideo(videoId)).then(
+      (recorded) => recorded,
+      () => null,
+    );
+    const tracked = written && repeatOf(videoId, written);
+    if (tracked?.kind === 'repeated') return { ...tracked, kind: 'tracked' };
+    // Not written: the link must not stay claimed by it. When that cannot be known, or the
+    // release fails too, the claim is left: it lapses by itself (CLAIM_GRACE_MS), since its
+    // video never appeared. The client's answer is the append's error either way.
+    if (written) await handleCommand(store, claimStream, trackingClaimDecider, { type: 'Release', videoId, orgId, now: clock.now() }).catch(() => undefined);
     throw error;
   }
 }

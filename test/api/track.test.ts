@@ -1,6 +1,9 @@
 // POST /videos/track: spec §4.1, §7, §8 and DESIGN §8 (201, 409, 502, Idempotency-Key, 402 on available funds).
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { trackVideo } from '../../src/commands/track.ts';
+import { parseVideoLink, type ParsedLink } from '../../src/domain/links.ts';
+import type { EventData, EventStore, ExpectedRevision } from '../../src/eventstore/port.ts';
 import { stopVideo } from '../../src/commands/video-commands.ts';
 import type { Platform } from '../../src/domain/platform.ts';
 import { startTestService, type TestService } from '../support/service.ts';
@@ -295,6 +298,30 @@ describe('links the stores cannot hold', () => {
       await service.db.pool.query(`DROP TRIGGER refuse_marked ON es.events; DROP FUNCTION refuse_marked()`);
     }
     await tracked(api, link, 1);
+  });
+});
+
+describe('a track whose append committed before the connection dropped', () => {
+  test('is tracked, and its link stays claimed by it (no release of a video that exists)', async () => {
+    const org = await service.organization({ usd: '10' });
+    const inner = service.store;
+    // The append commits, then the answer is lost, as when the connection drops after COMMIT.
+    const dropping: EventStore = Object.assign(Object.create(inner) as EventStore, {
+      append: async (streamId: string, events: readonly EventData[], expected: ExpectedRevision) => {
+        const result = await inner.append(streamId, events, expected);
+        if (streamId.startsWith('video-')) throw new Error('Connection terminated unexpectedly');
+        return result;
+      },
+    });
+    const link = parseVideoLink(newLink()) as ParsedLink;
+    const outcome = await trackVideo(
+      { store: dropping, collectors: service.collectors, clock: service.clock, availableFunds: async () => 10_000_000 },
+      { orgId: org.orgId, keyId: org.liveKeyId, mode: 'live', link, durationDays: 1 },
+    );
+    assert.equal(outcome.kind, 'tracked');
+    await service.settle();
+    const again = expectError(await client(service, org.liveKey).track(link.videoLink, 1), 409, 'Video is already being tracked');
+    assert.equal(again.id, (outcome as { videoId: string }).videoId);
   });
 });
 
