@@ -1,7 +1,8 @@
 // Video commands and the pure decide function over the video stream's state.
 import { HOUR_MS } from '../clock.ts';
 import { DomainError } from './errors.ts';
-import { SNAPSHOT_PRICE, estimatedCost, type Micros } from './money.ts';
+import { SNAPSHOT_PRICE, type Micros } from './money.ts';
+import { trackingShortfall } from './tracking-funds.ts';
 import type { KeyMode, Metrics, Platform, VideoMetadata } from './platform.ts';
 import { cleanMetadata, cleanText, hasUnstorableCharacters, metricsProblem } from './storable.ts';
 import {
@@ -143,9 +144,7 @@ function track(command: Extract<VideoCommand, { type: 'Track' }>, state: VideoSt
   if (!Number.isInteger(durationDays) || durationDays < MIN_DURATION_DAYS || durationDays > MAX_DURATION_DAYS) {
     throw new DomainError('invalid_argument', 'duration_days must be an integer from 1 to 30');
   }
-  const cost = estimatedCost(durationDays);
-  // Test mode is never charged, so it skips the balance check (DESIGN §8).
-  if (command.mode === 'live' && command.availableFunds < cost) {
+  if (trackingShortfall(command.mode, command.availableFunds, durationDays) > 0) {
     throw new DomainError('insufficient_balance', 'Insufficient balance');
   }
   if (hasUnstorableCharacters(command.videoLink)) throw new DomainError('invalid_argument', 'video_link contains NUL or an unpaired UTF-16 surrogate');
