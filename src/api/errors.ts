@@ -73,11 +73,14 @@ export function frameworkErrors(gate: () => Gate | null) {
     const answer = () => reply.code(400).send({ error: 'Invalid request', details: [{ field: 'url', message }] });
     const run = gate();
     if (!run) return void answer();
-    run(request, reply).then(answer, (failure: unknown) => {
-      if (failure instanceof HttpError) return reply.code(failure.statusCode).send(failure.body);
-      request.log.error({ err: failure }, 'request failed');
-      return reply.code(503).send({ error: 'Service temporarily unavailable' });
-    });
+    run(request, reply)
+      .then(answer, (failure: unknown) => {
+        if (failure instanceof HttpError) return reply.code(failure.statusCode).send(failure.body);
+        request.log.error({ err: failure }, 'request failed');
+        return reply.code(503).send({ error: 'Service temporarily unavailable' });
+      })
+      // Nothing is left to answer with (the reply went out, the socket closed): only said.
+      .catch((failure: unknown) => request.log.error({ err: failure }, 'answering a URL the router refused failed'));
   };
 }
 
