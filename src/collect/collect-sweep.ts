@@ -74,6 +74,12 @@ export async function sweepDue(deps: WorkDeps, step: SweepStep): Promise<Applied
     if (applied.position && (!position || comparePositions(applied.position, position) > 0)) position = applied.position;
   };
 
+  /** This sweep no longer holds `org`: nothing more of it is collected or spent here. */
+  const lose = (org: string) => {
+    leased.delete(org);
+    refused.add(org);
+  };
+
   const take = async (orgIds: string[]) => {
     const leases = await leaseOrganizations(deps.pool, deps.holder, orgIds, orgIds.length);
     for (const lease of leases) {
@@ -110,7 +116,8 @@ export async function sweepDue(deps: WorkDeps, step: SweepStep): Promise<Applied
         for (const org of wanted) if (!leased.has(org)) refused.add(org);
       }
       if (performance.now() - renewedAt > LEASE_RENEWAL_MS) {
-        await leaseOrganizations(deps.pool, deps.holder, [...leased], leased.size);
+        const renewed = new Set((await leaseOrganizations(deps.pool, deps.holder, [...leased], leased.size)).map((l) => l.orgId));
+        for (const org of leased) if (!renewed.has(org)) lose(org);
         renewedAt = performance.now();
       }
       // Another scheduler holds these organizations: their videos are its work.
@@ -162,9 +169,17 @@ export async function sweepDue(deps: WorkDeps, step: SweepStep): Promise<Applied
       // One append in flight while the next batch is prepared.
       await inFlight;
       if (failure.failed) break;
-      await markInFlight(deps.pool, deps.holder, spent.inFlight);
+      const marked = await markInFlight(deps.pool, deps.holder, spent.inFlight);
+      const lost = new Set([...spent.inFlight.keys()].filter((org) => !marked.has(org)));
+      for (const org of lost) {
+        // Taken over since its lease ran out: its videos are the new holder's work, its money theirs to spend.
+        lose(org);
+        spent.inFlight.delete(org);
+        spent.byOrg.delete(org);
+      }
+      const toAppend = lost.size === 0 ? decisions : decisions.filter((d) => !lost.has(d.video.org_id));
       for (const [org, marks] of spent.inFlight) unrecorded.set(org, marks);
-      inFlight = appendBatch(decisions, spent).catch((error: unknown) => {
+      inFlight = appendBatch(toAppend, spent).catch((error: unknown) => {
         if (failure.failed) return;
         failure.failed = true;
         failure.error = error;

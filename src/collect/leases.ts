@@ -74,14 +74,20 @@ export async function releaseOrganizations(pool: Pool, holder: string, orgIds: r
   await pool.query(`UPDATE sched.org_leases SET leased_until = '-infinity' WHERE org_id = ANY($1::text[]) AND holder = $2`, [orgIds, holder]);
 }
 
-/** Written before an append that spends these organizations' money: its snapshots, per organization. */
-export async function markInFlight(pool: Pool, holder: string, pending: ReadonlyMap<string, InFlight>): Promise<void> {
-  if (pending.size === 0) return;
-  await pool.query(
+/**
+ * Written before an append that spends these organizations' money: its snapshots, per
+ * organization. Returns the organizations marked: those `holder` still holds. One missing was
+ * taken over by another scheduler after this lease ran out, and must not be spent from here.
+ */
+export async function markInFlight(pool: Pool, holder: string, pending: ReadonlyMap<string, InFlight>): Promise<Set<string>> {
+  if (pending.size === 0) return new Set();
+  const { rows } = await pool.query<{ org_id: string }>(
     `UPDATE sched.org_leases l SET in_flight = p.in_flight
-     FROM unnest($1::text[], $2::jsonb[]) AS p(org_id, in_flight) WHERE l.org_id = p.org_id AND l.holder = $3`,
+     FROM unnest($1::text[], $2::jsonb[]) AS p(org_id, in_flight) WHERE l.org_id = p.org_id AND l.holder = $3
+     RETURNING l.org_id`,
     [[...pending.keys()], [...pending.values()].map((v) => JSON.stringify(v)), holder],
   );
+  return new Set(rows.map((r) => r.org_id));
 }
 
 /**

@@ -1,0 +1,54 @@
+// A sweep that loses an organization's lease mid-round (it ran out, and another scheduler took
+// it) spends none of that organization's money afterwards: the snapshots it collected for it
+// are not appended, the round goes on for everyone else, and the new holder collects them.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { HOUR_MS } from '../../src/clock.ts';
+import type { Collector } from '../../src/collect/collector.ts';
+import type { CollectorSet } from '../../src/collect/collectors.ts';
+import { collectDue } from '../../src/collect/work.ts';
+import { startTestService, type TestService } from '../support/service.ts';
+import { recordedSlots, track, youtubeLink } from './rounds.ts';
+
+let service: TestService;
+before(async () => {
+  service = await startTestService();
+});
+after(() => service.close());
+
+describe('a lease lost during a sweep', () => {
+  it('leaves that organization to the scheduler that took it over', async () => {
+    const kept = await service.organization({ usd: '10' });
+    const taken = await service.organization({ usd: '10' });
+    const keptVideo = await track(service, kept.liveKey, youtubeLink());
+    const takenVideo = await track(service, taken.liveKey, youtubeLink());
+    await service.settle();
+
+    // While this sweep asks the platform, another scheduler takes `taken` over.
+    const collectors: CollectorSet = Object.assign(Object.create(service.work.collectors) as CollectorSet, {
+      forVideo: (mode: 'live' | 'test', platform: Parameters<CollectorSet['forVideo']>[1]): Collector => {
+        const inner = service.work.collectors.forVideo(mode, platform);
+        return {
+          name: inner.name,
+          async collect(refs) {
+            await service.db.pool.query(`UPDATE sched.org_leases SET holder = 'another-scheduler', leased_until = now() + interval '1 hour' WHERE org_id = $1`, [taken.orgId]);
+            return inner.collect(refs);
+          },
+        };
+      },
+    });
+    service.clock.advance(HOUR_MS);
+    await collectDue({ ...service.work, collectors });
+    await service.settle();
+    assert.deepEqual(await recordedSlots(service, keptVideo), [0, 1], 'the organization still held is collected');
+    assert.deepEqual(await recordedSlots(service, takenVideo), [0], 'nothing is appended for the organization taken over');
+    const { rows } = await service.db.pool.query(`SELECT holder, in_flight FROM sched.org_leases WHERE org_id = $1`, [taken.orgId]);
+    assert.deepEqual(rows[0], { holder: 'another-scheduler', in_flight: null }, "the new holder's lease row is left as it was");
+
+    // Its lease runs out: the next sweep collects the slot.
+    await service.db.pool.query(`UPDATE sched.org_leases SET leased_until = '-infinity' WHERE org_id = $1`, [taken.orgId]);
+    await collectDue(service.work);
+    await service.settle();
+    assert.deepEqual(await recordedSlots(service, takenVideo), [0, 1]);
+  });
+});
