@@ -17,7 +17,7 @@ import { streamIdOfVideo } from '../domain/video.ts';
 import { comparePositions, type Position } from '../eventstore/port.ts';
 import { applyDecisions, type AppliedDecisions, type Decision } from './decisions.ts';
 import { dueVideosAfter, fundsAtCheckpoint, type DueCursor, type VideoWork } from './due-videos.ts';
-import { landedSpending, laterOf } from './landed-spending.ts';
+import { landedSpending, laterOf, settledSpending } from './landed-spending.ts';
 import { leaseOrganizations, markInFlight, recordSpent, releaseOrganizations, type InFlight } from './leases.ts';
 import type { WorkDeps } from './work-deps.ts';
 
@@ -84,12 +84,7 @@ export async function sweepDue(deps: WorkDeps, step: SweepStep): Promise<Applied
     const leases = await leaseOrganizations(deps.pool, deps.holder, orgIds, orgIds.length);
     for (const lease of leases) {
       leased.add(lease.orgId);
-      let spent = lease.spent;
-      if (lease.inFlight) {
-        const landed = await landedSpending(deps.store, lease.inFlight);
-        await recordSpent(deps.pool, deps.holder, [lease.orgId], landed);
-        spent = laterOf(spent, landed);
-      }
+      const spent = await settledSpending(deps.store, deps.pool, deps.holder, lease);
       if (spent) unprojected.set(lease.orgId, spent);
     }
   };

@@ -1,8 +1,9 @@
 // The outcome of an append nobody recorded (its holder died, or lost the database, mid-append),
 // read from the log itself: which of its snapshots landed, and where.
+import type { Pool } from 'pg';
 import type { EventStore, Position } from '../eventstore/port.ts';
 import { comparePositions } from '../eventstore/port.ts';
-import type { InFlight } from './leases.ts';
+import { recordSpent, type InFlight, type Lease } from './leases.ts';
 
 /** The latest position among the snapshots of `inFlight` that are in the log; null when none landed. */
 export async function landedSpending(store: EventStore, inFlight: InFlight): Promise<Position | null> {
@@ -30,4 +31,16 @@ export function laterOf(a: Position | null, b: Position | null): Position | null
   if (!a) return b;
   if (!b) return a;
   return comparePositions(a, b) >= 0 ? a : b;
+}
+
+/**
+ * A lease just taken, with the spending of an append its previous holder left unrecorded
+ * settled first: read from the log, recorded in the lease row. Returns the organization's
+ * latest spending, which the projection must show before its funds are read as current.
+ */
+export async function settledSpending(store: EventStore, pool: Pool, holder: string, lease: Lease): Promise<Position | null> {
+  if (!lease.inFlight) return lease.spent;
+  const landed = await landedSpending(store, lease.inFlight);
+  await recordSpent(pool, holder, [lease.orgId], landed);
+  return laterOf(lease.spent, landed);
 }

@@ -10,6 +10,7 @@ import type { Collector, FetchResult } from './collector.ts';
 import type { CollectorSet } from './collectors.ts';
 import { applyDecisions, type AppliedDecisions, type Decision } from './decisions.ts';
 import { endedVideos, fundsAtCheckpoint, pausedVideos, unchargedOrganizations, type VideoWork } from './due-videos.ts';
+import { settledSpending } from './landed-spending.ts';
 import { leaseOrganizations, releaseOrganizations } from './leases.ts';
 import { sweepDue } from './collect-sweep.ts';
 import type { WorkDeps } from './work-deps.ts';
@@ -107,11 +108,15 @@ export async function resumeFunded(deps: WorkDeps): Promise<AppliedDecisions> {
   const leases = await leaseOrganizations(deps.pool, holder, [...new Set(paused.map((v) => v.org_id))], 1000);
   const orgs = leases.map((lease) => lease.orgId);
   try {
+    // An append a dead holder left unrecorded is settled first (as a sweep's take does), so
+    // its organization is not left paused for want of someone to read the outcome.
+    const spent = await Promise.all(leases.map((lease) => settledSpending(deps.store, deps.pool, holder, lease)));
     const { funds, position: checkpoint } = await fundsAtCheckpoint(deps.pool, orgs);
     // Funds that do not show an organization's latest spending yet would resume what it cannot pay for.
-    for (const lease of leases) {
-      if (lease.inFlight || (lease.spent && (!checkpoint || comparePositions(lease.spent, checkpoint) > 0))) funds.delete(lease.orgId);
-    }
+    leases.forEach((lease, i) => {
+      const latest = spent[i];
+      if (latest && (!checkpoint || comparePositions(latest, checkpoint) > 0)) funds.delete(lease.orgId);
+    });
     const decisions: Decision[] = [];
     for (const video of paused) {
       const available = funds.get(video.org_id);

@@ -139,6 +139,21 @@ describe('pause and resume', () => {
     assert.equal((await eventsOf(service, 'VideoPaused')).length, 2);
   });
 
+  it('resumes after a deposit even when a scheduler died mid-append on that organization (its unrecorded spending is read from the log)', async () => {
+    const { org, started, first } = await twoVideosOnHalfADollar();
+    service.clock.set(new Date(started + 20 * HOUR_MS));
+    // A scheduler marked a snapshot in flight, then died before the append: nothing landed.
+    await service.db.pool.query(
+      `UPDATE sched.org_leases SET holder = 'dead-scheduler', leased_until = now() - interval '1 minute', in_flight = $2 WHERE org_id = $1`,
+      [org.orgId, JSON.stringify([[`video-${first}`, 'snapshot-that-never-landed']])],
+    );
+    await deposit(service.store, service.clock, org.orgId, parseUsd('1')!, 'top-up');
+    await service.settle();
+    assert.equal((await resumeFunded(service.work)).counts.get('VideoResumed'), 2);
+    const { rows } = await service.db.pool.query(`SELECT in_flight FROM sched.org_leases WHERE org_id = $1`, [org.orgId]);
+    assert.equal(rows[0].in_flight, null, 'the dead holder\'s mark is settled');
+  });
+
   it('resumes after a deposit at the current slot; the hours missed while paused are skipped for good', async () => {
     const { org, started, first, second } = await twoVideosOnHalfADollar();
     service.clock.set(new Date(started + 20 * HOUR_MS));
