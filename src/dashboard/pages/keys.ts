@@ -1,8 +1,8 @@
 // Keys `/keys`: create one (its value shown once), the list with each key's use, delete one.
 import type { KeyMode } from '../../domain/platform.ts';
 import { count, when } from './format.ts';
-import { html, type Html } from './html.ts';
-import { notice, page, type Viewer } from './layout.ts';
+import { html } from './html.ts';
+import { confirmDialog, notice, page, type Viewer } from './layout.ts';
 import type { KeyListing } from './model.ts';
 
 export interface KeysView {
@@ -12,17 +12,6 @@ export interface KeysView {
   error?: string;
   done?: string;
   form?: { name: string; mode: KeyMode };
-}
-
-function deleteDialog(viewer: Viewer, key: KeyListing, index: number): Html {
-  return html`<dialog id="delete-${index}" aria-labelledby="delete-title-${index}">
-<form method="post" action="/keys/${encodeURIComponent(key.keyId)}/delete">
-  ${viewer.csrf}
-  <h2 id="delete-title-${index}">Delete the key “${key.name}”?</h2>
-  <p>Requests with it are refused at once (401), in every API process. This cannot be undone.</p>
-  <p class="actions"><button type="submit" class="danger">Delete key</button> <button type="button" data-close>Cancel</button></p>
-</form>
-</dialog>`;
 }
 
 export function keysPage(viewer: Viewer, view: KeysView): string {
@@ -64,7 +53,7 @@ ${active.length === 0 ? html`<p>No keys yet.</p>` : html`<div class="scroll" tab
   <td>${when(k.createdAt)}<br><span class="muted">by ${k.createdBy}</span></td>
   <td>${when(k.lastUsedAt)}</td><td class="num">${count(k.requests)}</td>
   <td>${k.videos.length === 0 ? html`<span class="muted">none</span>` : html`<ul class="plain">${k.videos.map((v) => html`<li><a href="/videos/${encodeURIComponent(v.videoId)}">${v.title}</a></li>`)}</ul>`}</td>
-  <td><button type="button" class="danger" data-confirm="delete-${i}">Delete</button>${deleteDialog(viewer, k, i)}</td>
+  <td><button type="button" class="danger" data-confirm="delete-${i}">Delete</button>${confirmDialog(viewer, { id: `delete-${i}`, action: `/keys/${encodeURIComponent(k.keyId)}/delete`, title: `Delete the key “${k.name}”?`, text: 'Requests with it are refused at once (401), in every API process. This cannot be undone.', confirm: 'Delete key' })}</td>
 </tr>`,
     )}</tbody>
 </table>

@@ -79,3 +79,18 @@ ${content}
 export function notice(kind: 'error' | 'ok', text: string | Html): Html {
   return html`<p class="notice ${kind}" role="${kind === 'error' ? 'alert' : 'status'}"><strong>${kind === 'error' ? 'Error: ' : 'Done: '}</strong>${text}</p>`;
 }
+
+/**
+ * A confirmation opened by a `data-confirm="<id>"` button (assets/dashboard.js): a form that
+ * posts to `action` only once the person presses `confirm`; Cancel (or Escape) closes it.
+ */
+export function confirmDialog(viewer: Viewer, dialog: { id: string; action: string; title: string; text: string; confirm: string }): Html {
+  return html`<dialog id="${dialog.id}" aria-labelledby="${dialog.id}-title">
+<form method="post" action="${dialog.action}">
+  ${viewer.csrf}
+  <h2 id="${dialog.id}-title">${dialog.title}</h2>
+  <p>${dialog.text}</p>
+  <p class="actions"><button type="submit" class="danger">${dialog.confirm}</button> <button type="button" data-close>Cancel</button></p>
+</form>
+</dialog>`;
+}

@@ -1,7 +1,7 @@
 // Members `/members` (owners): invite by e-mail, the list, remove.
 import { when } from './format.ts';
 import { html, type Html } from './html.ts';
-import { notice, page, type Viewer } from './layout.ts';
+import { confirmDialog, notice, page, type Viewer } from './layout.ts';
 import type { MemberListing, SignedIn } from './model.ts';
 
 export interface MembersView {
@@ -9,17 +9,6 @@ export interface MembersView {
   error?: string | Html;
   done?: string;
   form?: { email: string; role: 'owner' | 'member' };
-}
-
-function removeDialog(viewer: Viewer, member: MemberListing, index: number): Html {
-  return html`<dialog id="remove-${index}" aria-labelledby="remove-title-${index}">
-<form method="post" action="/members/${encodeURIComponent(member.memberId)}/remove">
-  ${viewer.csrf}
-  <h2 id="remove-title-${index}">Remove ${member.email}?</h2>
-  <p>Their sessions end at once and their invitation, if unused, stops working.</p>
-  <p class="actions"><button type="submit" class="danger">Remove member</button> <button type="button" data-close>Cancel</button></p>
-</form>
-</dialog>`;
 }
 
 export function membersPage(viewer: Viewer, me: SignedIn, view: MembersView): string {
@@ -51,7 +40,7 @@ export function membersPage(viewer: Viewer, me: SignedIn, view: MembersView): st
 <thead><tr><th scope="col">Email</th><th scope="col">Role</th><th scope="col">Status</th><th scope="col">Invited</th><th scope="col"><span class="sr-only">Actions</span></th></tr></thead>
 <tbody>${view.members.map(
       (m, i) => html`<tr><td>${m.email}${m.memberId === me.memberId ? ' (you)' : ''}</td><td>${m.role}</td><td>${m.status}</td><td>${when(m.invitedAt)}<br><span class="muted">by ${m.invitedBy}</span></td>
-<td>${m.memberId === me.memberId ? '' : html`<button type="button" class="danger" data-confirm="remove-${i}">Remove</button>${removeDialog(viewer, m, i)}`}</td></tr>`,
+<td>${m.memberId === me.memberId ? '' : html`<button type="button" class="danger" data-confirm="remove-${i}">Remove</button>${confirmDialog(viewer, { id: `remove-${i}`, action: `/members/${encodeURIComponent(m.memberId)}/remove`, title: `Remove ${m.email}?`, text: 'Their sessions end at once and their invitation, if unused, stops working.', confirm: 'Remove member' })}`}</td></tr>`,
     )}</tbody>
 </table>
 </div>

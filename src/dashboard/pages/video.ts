@@ -7,7 +7,7 @@ import type { SnapshotRow, VideoRow } from '../../../projections/queries.ts';
 import { ChartSet } from './charts.ts';
 import { count, days, when } from './format.ts';
 import { html, type Html } from './html.ts';
-import { page, type Viewer } from './layout.ts';
+import { confirmDialog, page, type Viewer } from './layout.ts';
 import { statusBadge } from './status.ts';
 
 export const METRICS = ['views', 'likes', 'comments', 'shares', 'saves', 'retweets', 'replies'] as const;
@@ -69,7 +69,7 @@ export function videoPage(deps: ApiDeps, viewer: Viewer, video: VideoRow, snapsh
 ${typeof meta.description === 'string' && meta.description ? html`<details><summary>Description</summary><p class="description">${meta.description}</p></details>` : ''}
 <p class="actions"><a class="button" href="/videos/${encodeURIComponent(video.video_id)}/snapshots.csv" download>Download CSV</a>
 ${stoppable ? html`<button type="button" class="danger" data-confirm="stop-dialog">Stop tracking</button>` : ''}</p>
-${stoppable ? stopDialog(viewer, video) : ''}
+${stoppable ? confirmDialog(viewer, { id: 'stop-dialog', action: `/videos/${encodeURIComponent(video.video_id)}/stop`, title: 'Stop tracking this video?', text: 'No more snapshots are collected or charged; the ones recorded stay.', confirm: 'Stop tracking' }) : ''}
 <h2>Growth</h2>
 ${metrics.length === 0 ? html`<p>No snapshots yet: the first arrives within the hour.</p>` : html`<table class="growth">
 <thead><tr><th scope="col">Metric</th><th scope="col">Latest</th><th scope="col">Last hour</th><th scope="col">Per hour on average</th></tr></thead>
@@ -96,15 +96,4 @@ ${charts.data()}
 </div>`,
     { charts: true },
   );
-}
-
-function stopDialog(viewer: Viewer, video: VideoRow): Html {
-  return html`<dialog id="stop-dialog" aria-labelledby="stop-title">
-<form method="post" action="/videos/${encodeURIComponent(video.video_id)}/stop">
-  ${viewer.csrf}
-  <h2 id="stop-title">Stop tracking this video?</h2>
-  <p>No more snapshots are collected or charged; the ones recorded stay.</p>
-  <p class="actions"><button type="submit" class="danger">Stop tracking</button> <button type="button" data-close>Cancel</button></p>
-</form>
-</dialog>`;
 }
