@@ -215,6 +215,13 @@ describe('the dashboard in a browser', { timeout: 600_000 }, () => {
     assert.equal(await other.page.getByText('dashBoard01').count(), 0, "nothing of the other organization's video is shown");
     const csv = await other.context.request.get(`/videos/${encodeURIComponent(videoId)}/snapshots.csv`);
     assert.equal(csv.status(), 404);
+    // Nor can they delete a key of the first organization, with a valid form of their own.
+    const { key_id: keyId, api_key: key } = (await service.admin('key', 'create', '--org', owner.orgId, '--name', 'not theirs')) as { key_id: string; api_key: string };
+    await other.page.goto('/keys');
+    const token = await other.page.locator('form[action="/keys"] input[name="_csrf"]').getAttribute('value');
+    const forged = await other.context.request.post(`/keys/${encodeURIComponent(keyId)}/delete`, { form: { _csrf: token ?? '' }, maxRedirects: 0 });
+    assert.equal(forged.status(), 404);
+    assert.equal(await apiStatus(key), 200, "the other organization's key still works");
   });
 
   it('shows a title full of markup as text: no script of it runs', async () => {
@@ -238,8 +245,12 @@ describe('the dashboard in a browser', { timeout: 600_000 }, () => {
     const page = await phone.newPage();
     for (const [name, url] of [['overview', '/'], ['keys', '/keys'], ['videos', '/videos'], ['video', `/videos/${encodeURIComponent(videoId)}`], ['billing', '/billing']] as const) {
       await page.goto(url);
-      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
-      assert.ok(overflow <= 1, `${name} scrolls sideways by ${overflow} px at 360 px`);
+      const { overflow, culprits } = await page.evaluate(() => {
+        const width = document.documentElement.clientWidth;
+        const wide = [...document.querySelectorAll('body *')].filter((e) => e.getBoundingClientRect().right > width + 1 && !e.closest('.scroll'));
+        return { overflow: document.documentElement.scrollWidth - width, culprits: wide.slice(0, 5).map((e) => `${e.tagName.toLowerCase()}.${e.className}`) };
+      });
+      assert.ok(overflow <= 1, `${name} scrolls sideways by ${overflow} px at 360 px (wider than the page: ${culprits.join(', ')})`);
       await screenshot(page, `${name}-360`);
     }
     await phone.close();
