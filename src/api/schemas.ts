@@ -44,6 +44,11 @@ export type ListQuery = Static<typeof ListQuery>;
  * spec's 404 `Video not found` (routes/videos.ts), not a 400.
  */
 export const MAX_ID_LENGTH = 1_000;
+/**
+ * Ids the service issues are short printable text (UUIDs). Anything else cannot name a video,
+ * and must not reach Postgres either: a NUL character there is an error, not a miss.
+ */
+export const POSSIBLE_ID = /^[\x21-\x7e]{1,200}$/;
 export const VideoParams = Type.Object({ id: Type.String() });
 /** The snapshots as CSV (src/api/snapshots-csv.ts): a header row, then one row per snapshot, oldest first. */
 export const SnapshotsCsv = Type.String({ description: 'text/csv: snapshot_id,snapshot_time,views,likes,comments,shares,saves,retweets,replies,provider' });

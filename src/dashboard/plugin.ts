@@ -7,10 +7,11 @@ import formbody from '@fastify/formbody';
 import helmet from '@fastify/helmet';
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { ApiDeps } from '../api/context.ts';
+import { awaitProjection, type ApiDeps } from '../api/context.ts';
 import { joinMember } from '../commands/member-commands.ts';
 import { DomainError } from '../domain/errors.ts';
 import { dashboardCommands, type DashboardOptions } from './commands.ts';
+import { formField } from './form.ts';
 import { Html } from './pages/html.ts';
 import { invalidInvitePage, invitePage, loginPage, registerPages, type SignedIn } from './pages/index.ts';
 import { DUMMY_HASH, hashPassword, passwordProblem, verifyPassword } from './passwords.ts';
@@ -30,11 +31,6 @@ const LOOPBACK = /^(localhost|127(\.\d{1,3}){3}|\[?::1\]?)$/;
 function secureFor(request: FastifyRequest): boolean {
   return request.protocol === 'https' || !LOOPBACK.test(request.hostname);
 }
-
-const str = (body: unknown, name: string) => {
-  const value = (body as Record<string, unknown> | undefined)?.[name];
-  return typeof value === 'string' ? value : '';
-};
 
 export async function dashboardPlugin(app: FastifyInstance, deps: ApiDeps, options: DashboardOptions): Promise<void> {
   // Pages are not part of the REST API's OpenAPI document.
@@ -82,8 +78,8 @@ export async function dashboardPlugin(app: FastifyInstance, deps: ApiDeps, optio
   const html = (reply: FastifyReply) => reply.header('cache-control', 'no-store').type('text/html; charset=utf-8');
 
   app.post('/login', { config: { rateLimit: { max: 20, timeWindow: 60_000, keyGenerator: (r: FastifyRequest) => `sign-in:${r.ip}` } } }, async (request, reply) => {
-    const email = str(request.body, 'email').trim();
-    const password = str(request.body, 'password');
+    const email = formField(request.body, 'email').trim();
+    const password = formField(request.body, 'password');
     const again = (error: string, status: number) => html(reply).code(status).send(loginPage({ csrf: new Html(csrfField(reply)), error, email }));
     if (!throttle.allows(email)) return again('Too many sign-in attempts for this account: wait a few minutes.', 429);
     const found = await credentialsByEmail(deps.pool, email);
@@ -117,14 +113,14 @@ export async function dashboardPlugin(app: FastifyInstance, deps: ApiDeps, optio
     const { token } = request.params;
     const invitation = await invitationByToken(deps.pool, token);
     if (!invitation || invitation.status !== 'invited') return html(reply).code(410).send(invalidInvitePage());
-    const password = str(request.body, 'password');
-    const problem = passwordProblem(password, str(request.body, 'confirm'));
+    const password = formField(request.body, 'password');
+    const problem = passwordProblem(password, formField(request.body, 'confirm'));
     if (problem) return html(reply).code(400).send(invitePage({ csrf: new Html(csrfField(reply)), token, email: invitation.email, error: problem }));
     try {
       // The invitation's one use is decided in the log first; the password follows it.
       const joined = await joinMember(deps.store, deps.clock, options.wall, { orgId: invitation.orgId, memberId: invitation.memberId, token });
       await savePassword(deps.pool, invitation.memberId, await hashPassword(password));
-      await deps.watcher.waitFor(joined.position, deps.readYourWritesMs ?? 2_000);
+      await awaitProjection(deps, joined.position);
     } catch (error) {
       if (error instanceof DomainError) return html(reply).code(410).send(invalidInvitePage());
       throw error;

@@ -11,15 +11,9 @@ import { HttpError, invalidRequest } from '../errors.ts';
 import type { Caller } from '../auth.ts';
 import { daysRemaining, presentListedVideo, presentVideoDetail } from '../present.ts';
 import { NumberTemplate, PositionCache, daysHole, daysPlaceholder, sendJson, type UsageReads } from '../read-cache.ts';
-import { errorsOf, ListQuery, SnapshotsCsv, StopResult, TrackBody, TrackedVideo, VideoDetail, VideoList, VideoParams } from '../schemas.ts';
+import { errorsOf, ListQuery, POSSIBLE_ID, SnapshotsCsv, StopResult, TrackBody, TrackedVideo, VideoDetail, VideoList, VideoParams } from '../schemas.ts';
 import { csvDisposition, snapshotsCsv } from '../snapshots-csv.ts';
 
-
-/**
- * Ids the service issues are short printable text (UUIDs). Anything else cannot name a video,
- * and must not reach Postgres either: a NUL character there is an error, not a miss.
- */
-const POSSIBLE_ID = /^[\x21-\x7e]{1,200}$/;
 
 /** A video's GET answer as of a position: its row (owner, clock-dependent fields) and its body. */
 interface CachedDetail {

@@ -5,7 +5,9 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import fastifyStatic from '@fastify/static';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { ApiDeps } from '../../api/context.ts';
+import { awaitProjection, type ApiDeps } from '../../api/context.ts';
+import { POSSIBLE_ID } from '../../api/schemas.ts';
+import { formField } from '../form.ts';
 import { csvDisposition, snapshotsCsv } from '../../api/snapshots-csv.ts';
 import { stopVideo } from '../../commands/video-commands.ts';
 import { DomainError } from '../../domain/errors.ts';
@@ -26,14 +28,6 @@ import { videoPage } from './video.ts';
 export type { DashboardCommands, KeyListing, MemberListing, PageAuth, SignedIn } from './model.ts';
 export { invalidInvitePage, invitePage, loginPage } from './auth-pages.ts';
 
-/** Ids the service issues are short printable text; anything else names no video. */
-const POSSIBLE_ID = /^[\x21-\x7e]{1,200}$/;
-
-type Body = Record<string, unknown>;
-const field = (body: unknown, name: string): string => {
-  const value = (body as Body | undefined)?.[name];
-  return typeof value === 'string' ? value : '';
-};
 
 export function registerPages(app: FastifyInstance, deps: ApiDeps, auth: PageAuth, commands: DashboardCommands): void {
   const uplotDir = path.dirname(createRequire(import.meta.url).resolve('uplot/dist/uPlot.iife.min.js'));
@@ -85,8 +79,8 @@ export function registerPages(app: FastifyInstance, deps: ApiDeps, auth: PageAut
   app.post('/keys', async (request, reply) => {
     const seen = await viewerOf(request, reply);
     if (!seen) return reply;
-    const name = field(request.body, 'name').trim();
-    const modeText = field(request.body, 'mode');
+    const name = formField(request.body, 'name').trim();
+    const modeText = formField(request.body, 'mode');
     const mode: KeyMode = modeText === 'test' ? 'test' : 'live';
     const form = { name, mode };
     if (name.length === 0 || name.length > 100) return showKeys(reply, seen, { form, error: 'Name must be 1 to 100 characters.' }, 400);
@@ -115,7 +109,7 @@ export function registerPages(app: FastifyInstance, deps: ApiDeps, auth: PageAut
   app.post('/videos/track', async (request, reply) => {
     const seen = await viewerOf(request, reply);
     if (!seen) return reply;
-    const form: TrackForm = { links: field(request.body, 'links'), days: field(request.body, 'days'), mode: field(request.body, 'mode') === 'test' ? 'test' : 'live' };
+    const form: TrackForm = { links: formField(request.body, 'links'), days: formField(request.body, 'days'), mode: formField(request.body, 'mode') === 'test' ? 'test' : 'live' };
     const done = await trackLines(deps, { orgId: seen.me.orgId, memberId: seen.me.memberId }, form);
     return reply.code(done.error ? 400 : 200).send(await videosPage(deps, seen.viewer, seen.me.orgId, { mode: form.mode }, done));
   });
@@ -144,7 +138,7 @@ export function registerPages(app: FastifyInstance, deps: ApiDeps, auth: PageAut
     if (!video) return notFound(reply, seen.viewer);
     try {
       const handled = await stopVideo(deps.store, deps.clock, video.video_id);
-      await deps.watcher.waitFor(handled.position, deps.readYourWritesMs ?? 2_000);
+      await awaitProjection(deps, handled.position);
     } catch (error) {
       // Already ended (a double submit, or it completed meanwhile): the page shows how it ended.
       if (!(error instanceof DomainError && error.code === 'not_monitoring')) throw error;
@@ -187,8 +181,8 @@ export function registerPages(app: FastifyInstance, deps: ApiDeps, auth: PageAut
   app.post('/members', async (request, reply) => {
     const seen = await ownerOf(request, reply);
     if (!seen) return reply;
-    const email = field(request.body, 'email').trim();
-    const role = field(request.body, 'role') === 'owner' ? 'owner' : 'member';
+    const email = formField(request.body, 'email').trim();
+    const role = formField(request.body, 'role') === 'owner' ? 'owner' : 'member';
     const outcome = await commands.inviteMember(seen.me.orgId, { email, role, by: seen.me });
     if (!outcome.ok) return showMembers(reply, seen, { form: { email, role }, error: outcome.error }, 400);
     if (!outcome.mailed) {

@@ -1,7 +1,7 @@
 // Videos `/videos`: the list (platform, status and mode filters, a search by link or title) and
 // the form that tracks one link or many, one result per line. Tracking goes through the
 // API's own command (src/commands/track.ts) with the same answers, in words.
-import type { ApiDeps } from '../../api/context.ts';
+import { awaitProjection, type ApiDeps } from '../../api/context.ts';
 import { daysRemaining } from '../../api/present.ts';
 import { UsageReads } from '../../api/read-cache.ts';
 import { trackVideo, type TrackOutcome } from '../../commands/track.ts';
@@ -63,7 +63,7 @@ export async function trackLines(deps: ApiDeps, who: { orgId: string; memberId: 
     }
     // Tracked from the dashboard: the member stands where an API key would (associated resources).
     const outcome = await trackVideo(trackDeps, { orgId: who.orgId, keyId: `member:${who.memberId}`, mode: form.mode, link, durationDays });
-    if (outcome.kind === 'tracked' || outcome.kind === 'repeated') await deps.watcher.waitFor(outcome.position, deps.readYourWritesMs ?? 2_000);
+    if (outcome.kind === 'tracked' || outcome.kind === 'repeated') await awaitProjection(deps, outcome.position);
     results.push({ line, ...describe(outcome) });
   }
   return { ...form, results };
