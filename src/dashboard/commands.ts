@@ -10,7 +10,7 @@ import { DomainError } from '../domain/errors.ts';
 import type { MailOptions } from '../notify/mailer.ts';
 import { inviteUrl, sendInvitation } from './invitations.ts';
 import type { DashboardCommands } from './pages/model.ts';
-import { listKeys, listMembers, organizationName } from './reads.ts';
+import { isActiveKeyOf, listKeys, listMembers, organizationName } from './reads.ts';
 import type { Sessions } from './sessions.ts';
 
 export interface DashboardOptions {
@@ -33,8 +33,7 @@ export function dashboardCommands(deps: ApiDeps, options: DashboardOptions, sess
       return { keyId: issued.keyId, apiKey: issued.apiKey };
     },
     async deleteKey(orgId, keyId) {
-      const key = (await listKeys(pool, orgId)).find((k) => k.keyId === keyId && !k.revoked);
-      if (!key) return 'not_found';
+      if (!(await isActiveKeyOf(pool, orgId, keyId))) return 'not_found';
       const revoked = await revokeKey(store, clock, orgId, keyId);
       await awaitProjection(deps, revoked.position);
       return 'deleted';

@@ -68,6 +68,12 @@ export async function listMembers(pool: Pool, orgId: string): Promise<MemberList
   return rows;
 }
 
+/** True when `keyId` is an unrevoked key of `orgId`. */
+export async function isActiveKeyOf(pool: Pool, orgId: string, keyId: string): Promise<boolean> {
+  const { rowCount } = await pool.query(`SELECT 1 FROM ${rm}.api_keys WHERE key_id = $1 AND org_id = $2 AND NOT revoked`, [keyId, orgId]);
+  return rowCount === 1;
+}
+
 /** Unrevoked and revoked keys, newest first, with up to 20 of each key's videos. */
 export async function listKeys(pool: Pool, orgId: string): Promise<KeyListing[]> {
   const { rows } = await pool.query<KeyListing>(
