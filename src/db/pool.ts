@@ -40,6 +40,14 @@ export function createPool(url: string, options: PoolOptions = {}): pg.Pool {
     // database dropped right after cuts them, which is expected then.
     if (!pool.ending) report(error);
   });
+  // pg-pool listens for errors only while a connection sits idle in the pool. One checked out
+  // between two statements (inside a transaction, or held by its user across an await) that the
+  // server cuts (a restart: FATAL 57P01) emits 'error' with no listener, which would take the
+  // process down. Its user learns of it anyway: its next statement fails ("not queryable") and
+  // the connection is discarded on release. So an error here needs no handling, only a listener.
+  pool.on('connect', (client) => {
+    client.on('error', () => undefined);
+  });
   return pool;
 }
 

@@ -51,7 +51,13 @@ test('PostgreSQL restarted under a running service: the same process then tracks
   process.kill(postgres, 'SIGINT'); // a fast shutdown: every connection is cut
   await until(`PostgreSQL pid ${postgres} to stop`, () => (isAlive(postgres) ? undefined : true), 30_000);
   // The outage lasts long enough for every part to fail at least once (rounds run every 200 ms here).
-  await until('the service to answer 503 without its database', async () => ((await service.api('GET', '/usage', key)).status === 503 ? true : undefined), 10_000);
+  await until('the service to answer 503 without its database', async () => {
+    const usage = await service.api('GET', '/usage', key);
+    if (usage.status !== 503) throw new Error(`GET /usage answered ${usage.status} ${JSON.stringify(usage.body)}`);
+    return true;
+  }, 10_000).catch((error: Error) => {
+    throw new Error(`${error.message}\n${service.lastOutput()}`);
+  });
   const restarted = await startEmbeddedPostgres({ dataDir: service.dataDir });
   t.after(() => restarted.stop());
 

@@ -37,6 +37,8 @@ export interface ServiceProcess {
   readonly pid: number | null;
   /** How the last started process ended ("code 0", "signal SIGKILL"), or null while it runs or before any start. */
   readonly exitStatus: string | null;
+  /** Whether it runs, and the end of its log and stderr: for a failure message. */
+  lastOutput(): string;
   readonly env: NodeJS.ProcessEnv;
   start(): Promise<void>;
   /**
@@ -94,6 +96,11 @@ export function serviceProcess(extraEnv: NodeJS.ProcessEnv = {}): ServiceProcess
     },
     get exitStatus() {
       return exitStatus;
+    },
+    lastOutput() {
+      if (!child) return 'the service was never started';
+      const state = child.exited ? `exited (${exitStatus ?? 'status not yet known'})` : `runs as pid ${child.process.pid}`;
+      return `the service ${state}; ${child.logTail()}\n${child.stderrTail()}`;
     },
     async start() {
       if (child && !child.exited) throw new Error(`the service in ${dataDir} already runs (pid ${child.process.pid})`);
@@ -188,6 +195,8 @@ interface Running {
   /** Signals the whole process group and waits (bounded) for the exit. */
   kill(signal: NodeJS.Signals): Promise<void>;
   stderrTail(): string;
+  /** The end of its log (pino writes to stdout). */
+  logTail(): string;
 }
 
 const children = new Set<ChildProcess>();
@@ -196,7 +205,7 @@ const dataDirs = new Set<string>();
 function startChild(env: NodeJS.ProcessEnv): Running {
   // detached: a process group of its own (pgid = pid), so kill(-pid) reaches everything it
   // started that did not leave the group, and a Ctrl-C on the terminal does not race cleanup.
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { cwd: root, env, detached: true, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { cwd: root, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
   children.add(child);
   installExitHooks();
   let tail = '';
@@ -204,6 +213,16 @@ function startChild(env: NodeJS.ProcessEnv): Running {
   child.stderr!.on('data', (chunk: string) => {
     process.stderr.write(chunk);
     tail = (tail + chunk).slice(-4_000);
+  });
+  // The last log lines, each cut short (an error's serialized context can run to kilobytes).
+  const log: string[] = [];
+  let partial = '';
+  child.stdout!.setEncoding('utf8');
+  child.stdout!.on('data', (chunk: string) => {
+    const lines = (partial + chunk).split('\n');
+    partial = lines.pop()!;
+    for (const line of lines) log.push(line.length > 600 ? `${line.slice(0, 600)}…` : line);
+    log.splice(0, Math.max(0, log.length - 40));
   });
   let exited = false;
   const exit = new Promise<string>((resolve) => {
@@ -230,6 +249,7 @@ function startChild(env: NodeJS.ProcessEnv): Running {
       await within(`pid ${child.pid} to exit after ${signal} to its process group`, exit, STOP_TIMEOUT_MS);
     },
     stderrTail: () => (tail ? `last stderr of the service:\n${tail}` : '(the service wrote nothing to stderr)'),
+    logTail: () => (log.length > 0 ? `last log lines of the service:\n${log.join('\n')}` : '(the service logged nothing)'),
   };
 }
 

@@ -18,7 +18,7 @@ export async function until<T>(what: string, probe: () => T | undefined | Promis
       lastError = error;
     }
     if (Date.now() > deadline) {
-      const seen = lastError === undefined ? '' : ` (last error: ${lastError instanceof Error ? lastError.message : String(lastError)})`;
+      const seen = lastError === undefined ? '' : ` (last error: ${describe(lastError)})`;
       throw new WaitTimeout(`timed out after ${timeoutMs} ms waiting for ${what}${seen}`);
     }
     await delay(intervalMs);
@@ -46,6 +46,12 @@ export async function within<T>(what: string, promise: Promise<T>, ms: number): 
  */
 export function quietPeriod(ms: number): Promise<void> {
   return delay(ms);
+}
+
+/** An error's message with its causes ("fetch failed: connect ECONNREFUSED ..."). */
+function describe(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  return error.cause === undefined ? error.message : `${error.message}: ${describe(error.cause)}`;
 }
 
 function delay(ms: number): Promise<void> {
