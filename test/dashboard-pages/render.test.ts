@@ -11,7 +11,7 @@ import { loginPage, invitePage } from '../../src/dashboard/pages/auth-pages.ts';
 import { usd, count } from '../../src/dashboard/pages/format.ts';
 import type { Viewer } from '../../src/dashboard/pages/layout.ts';
 import { videoPage } from '../../src/dashboard/pages/video.ts';
-import { billingCsv } from '../../src/dashboard/pages/billing.ts';
+import { billingCsv, billingPage } from '../../src/dashboard/pages/billing.ts';
 import { emptyLedger } from '../../src/audit/ledger.ts';
 import type { SnapshotRow, VideoRow } from '../../projections/queries.ts';
 
@@ -104,6 +104,15 @@ describe('dashboard pages', () => {
     const ledger = emptyLedger('org1');
     ledger.entries.push({ at: '2026-11-01T00:00:00.000Z', kind: 'deposit', amount: 25_000_000, reference: '=HYPERLINK("x")' });
     assert.equal(billingCsv(ledger), 'time,kind,amount_usd,snapshots,reference\r\n2026-11-01T00:00:00.000Z,deposit,25,,"\'=HYPERLINK(""x"")"\r\n');
+  });
+
+  it('name a charge of one snapshot in the singular on the billing page', () => {
+    const ledger = emptyLedger('org1');
+    ledger.entries.push({ at: '2026-11-01T01:00:00.000Z', kind: 'charge', amount: 15_000, snapshots: 1 });
+    ledger.entries.push({ at: '2026-11-01T02:00:00.000Z', kind: 'charge', amount: 30_000, snapshots: 2 });
+    const page = billingPage(viewer, ledger, clock.now());
+    assert.match(page, /Charge for 1 snapshot</);
+    assert.match(page, /Charge for 2 snapshots</);
   });
 
   it('html`` escapes what it is given and passes Html through', () => {

@@ -12,7 +12,9 @@ import { chargesOf } from './ledger.ts';
 const DAYS_SHOWN = 90;
 
 function describe(entry: LedgerEntry): string {
-  return entry.kind === 'deposit' ? `Deposit${entry.reference ? `: ${entry.reference}` : ''}` : `Charge for ${entry.snapshots ?? 0} snapshots`;
+  if (entry.kind === 'deposit') return `Deposit${entry.reference ? `: ${entry.reference}` : ''}`;
+  const snapshots = entry.snapshots ?? 0;
+  return `Charge for ${snapshots} ${snapshots === 1 ? 'snapshot' : 'snapshots'}`;
 }
 
 export function billingPage(viewer: Viewer, ledger: Ledger, now: Date): string {
