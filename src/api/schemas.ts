@@ -1,6 +1,7 @@
 // TypeBox schemas: they validate requests, serialize responses and produce the OpenAPI document.
 import { Type, type Static } from '@sinclair/typebox';
 import { PLATFORMS, VIDEO_STATUSES } from '../domain/platform.ts';
+import { MAX_CURSOR_LENGTH } from './list-cursor.ts';
 
 export const ErrorBody = Type.Object(
   {
@@ -33,6 +34,12 @@ export const ListQuery = Type.Object(
     platform: Type.Optional(Type.String()),
     status: Type.Optional(Type.Union(VIDEO_STATUSES.map((s) => Type.Literal(s)))),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 50 })),
+    cursor: Type.Optional(
+      Type.String({
+        maxLength: MAX_CURSOR_LENGTH,
+        description: 'The next_cursor of the previous page, sent with the same platform and status: the next page, newest first. Leave out for the first page.',
+      }),
+    ),
   },
   { additionalProperties: true },
 );
@@ -106,7 +113,17 @@ export const VideoDetail = Type.Object(
   { $id: 'VideoDetail' },
 );
 
-export const VideoList = Type.Object({ videos: Type.Array(ListedVideo), total: Type.Integer(), limit: Type.Integer() });
+export const VideoList = Type.Object({
+  videos: Type.Array(ListedVideo),
+  total: Type.Integer({ description: 'The number of videos in this answer' }),
+  limit: Type.Integer({ description: 'The limit applied' }),
+  // OpenAPI 3.0 spells "or null" as nullable, which fast-json-stringify also reads.
+  next_cursor: Type.Unsafe<string | null>({
+    type: 'string',
+    nullable: true,
+    description: 'The cursor of the next page (also in the Link header); null on the last page',
+  }),
+});
 
 export const StopResult = Type.Object({
   success: Type.Boolean(),

@@ -13,6 +13,7 @@ import { daysRemaining, presentListedVideo, presentVideoDetail } from '../presen
 import { NumberTemplate, PositionCache, daysHole, daysPlaceholder, sendJson, type UsageReads } from '../read-cache.ts';
 import { errorsOf, ListQuery, POSSIBLE_ID, SnapshotsCsv, StopResult, TrackBody, TrackedVideo, VideoDetail, VideoList, VideoParams } from '../schemas.ts';
 import { csvDisposition, snapshotsCsv } from '../snapshots-csv.ts';
+import { decodeCursor, encodeCursor, INVALID_CURSOR, nextLink, type ListFilter } from '../list-cursor.ts';
 
 
 /** A video's GET answer as of a position: its row (owner, clock-dependent fields) and its body. */
@@ -21,10 +22,11 @@ interface CachedDetail {
   body: NumberTemplate;
 }
 
-/** A list answer as of a position: its rows and its body. */
+/** A list answer as of a position: its rows, its body and its Link header (null on the last page). */
 interface CachedList {
   rows: VideoRow[];
   body: NumberTemplate;
+  next: string | null;
 }
 
 export const videoRoutes = (deps: ApiDeps, usage: UsageReads): FastifyPluginAsyncTypebox => async (app) => {
@@ -97,23 +99,39 @@ export const videoRoutes = (deps: ApiDeps, usage: UsageReads): FastifyPluginAsyn
 
   app.get('/videos', { schema: { querystring: ListQuery, response: { 200: VideoList, ...errorsOf() } } }, async (request, reply) => {
     const caller = request.caller!;
-    const { platform, status, limit = 50 } = request.query;
+    const { platform, status, cursor, limit = 50 } = request.query;
     if (platform !== undefined && !(PLATFORMS as readonly string[]).includes(platform)) {
       throw new HttpError(400, { error: 'Invalid platform', valid_platforms: [...PLATFORMS] });
     }
+    const filter: ListFilter = { orgId: caller.orgId, mode: caller.mode, platform, status };
+    const after = cursor === undefined ? undefined : decodeCursor(cursor, filter);
+    if (after === null) throw invalidRequest([{ field: 'cursor', message: INVALID_CURSOR }]);
     const position = request.view!.position;
-    const key = `${caller.orgId}\n${caller.mode}\n${platform ?? ''}\n${status ?? ''}\n${limit}`;
+    // Every input of the page: the filter, the limit and where the page starts.
+    const key = `${caller.orgId}\n${caller.mode}\n${platform ?? ''}\n${status ?? ''}\n${limit}\n${cursor ?? ''}`;
     let cached = position ? lists.get(key, position) : undefined;
     if (!cached) {
-      const rows = await listVideos(deps.pool, { orgId: caller.orgId, mode: caller.mode, platform, status, limit });
+      // One row more than the page tells whether a next page exists, in the same query.
+      const found = await listVideos(deps.pool, { ...filter, limit: limit + 1, after });
+      const rows = found.slice(0, limit);
+      const last = rows.at(-1);
+      const nextCursor = found.length > limit && last ? encodeCursor(filter, { createdAt: last.created_at, videoId: last.video_id }) : null;
+      const next = nextCursor === null ? null : nextLink(request.url, { platform, status, limit, cursor: nextCursor });
       const now = deps.clock.now();
-      if (!position) return { videos: rows.map((v) => presentListedVideo(v, now)), total: rows.length, limit };
-      const json = reply.serialize({ videos: rows.map((v, i) => ({ ...presentListedVideo(v, now), days_remaining: daysPlaceholder(i) })), total: rows.length, limit }) as string;
+      const page = (days: (v: VideoRow, i: number) => number) => ({
+        videos: rows.map((v, i) => ({ ...presentListedVideo(v, now), days_remaining: days(v, i) })),
+        total: rows.length,
+        limit,
+        next_cursor: nextCursor,
+      });
+      if (next) reply.header('link', next);
+      if (!position) return page((v) => daysRemaining(v, now));
+      const json = reply.serialize(page((_, i) => daysPlaceholder(i))) as string;
       const body = NumberTemplate.from(json, rows.map((_, i) => daysHole(i)), rows.map((v) => daysRemaining(v, now)));
-      if (!body) return { videos: rows.map((v) => presentListedVideo(v, now)), total: rows.length, limit };
-      cached = { rows, body };
+      if (!body) return page((v) => daysRemaining(v, now));
+      cached = { rows, body, next };
       lists.set(key, position, cached, body.bytes);
-    }
+    } else if (cached.next) reply.header('link', cached.next);
     const now = deps.clock.now();
     return sendJson(reply, cached.body.render(cached.rows.map((v) => daysRemaining(v, now))));
   });
