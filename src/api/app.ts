@@ -15,6 +15,7 @@ import { ReadBarrier } from './read-barrier.ts';
 import { UsageReads } from './read-cache.ts';
 import { usageRoutes } from './routes/usage.ts';
 import { videoRoutes } from './routes/videos.ts';
+import { referenceDocument } from './reference.ts';
 import { Health, MAX_ID_LENGTH } from './schemas.ts';
 
 export const API_PREFIX = '/api/v1';
@@ -65,8 +66,7 @@ export async function buildApp(given: ApiDeps, options: FastifyServerOptions = {
 
   await app.register(swagger, {
     openapi: {
-      info: { title: 'vidtrack video tracking API', version: 'v1' },
-      servers: [{ url: API_PREFIX }],
+      ...referenceDocument(API_PREFIX),
       components: { securitySchemes: { apiKey: { type: 'apiKey', name: 'X-API-Key', in: 'header' } } },
       security: [{ apiKey: [] }],
     },

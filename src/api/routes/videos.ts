@@ -11,7 +11,8 @@ import { HttpError, invalidRequest } from '../errors.ts';
 import type { Caller } from '../auth.ts';
 import { daysRemaining, presentListedVideo, presentVideoDetail } from '../present.ts';
 import { NumberTemplate, PositionCache, daysHole, daysPlaceholder, sendJson, type UsageReads } from '../read-cache.ts';
-import { errorsOf, ListQuery, POSSIBLE_ID, SnapshotsCsv, StopResult, TrackBody, TrackedVideo, VideoDetail, VideoList, VideoParams } from '../schemas.ts';
+import { LIST_LINK_HEADER, OPERATIONS } from '../reference.ts';
+import { errorResponse, errorsOf, ListQuery, POSSIBLE_ID, SnapshotsCsvResponse, StopResult, TrackBody, TrackedVideo, VideoDetail, VideoList, VideoParams } from '../schemas.ts';
 import { csvDisposition, snapshotsCsv } from '../snapshots-csv.ts';
 import { decodeCursor, encodeCursor, INVALID_CURSOR, nextLink, type ListFilter } from '../list-cursor.ts';
 
@@ -28,6 +29,9 @@ interface CachedList {
   body: NumberTemplate;
   next: string | null;
 }
+
+/** Track's own 404 (spec §4.1 rule 4). */
+const TRACK_NOT_FOUND = { description: 'The video is private or deleted, or the link leads nowhere', example: { error: 'Video not found or is private' } };
 
 export const videoRoutes = (deps: ApiDeps, usage: UsageReads): FastifyPluginAsyncTypebox => async (app) => {
   // 720 snapshots make a body of about 150 kB: a few hundred such videos.
@@ -46,7 +50,7 @@ export const videoRoutes = (deps: ApiDeps, usage: UsageReads): FastifyPluginAsyn
     return checkOwner(caller, POSSIBLE_ID.test(id) ? await readVideo(deps.pool, id) : null);
   }
 
-  app.post('/videos/track', { schema: { body: TrackBody, response: { 201: TrackedVideo, ...errorsOf(402, 404, 409, 500, 502) } } }, async (request, reply) => {
+  app.post('/videos/track', { schema: { ...OPERATIONS.trackVideo, body: TrackBody, response: { 201: TrackedVideo, ...errorsOf(402, 409, 500, 502), 404: errorResponse(404, TRACK_NOT_FOUND) } } }, async (request, reply) => {
     const caller = request.caller!;
     const link = parseVideoLink(request.body.video_link);
     if (isLinkError(link)) throw invalidRequest([{ field: 'video_link', message: link.error }]);
@@ -97,7 +101,7 @@ export const videoRoutes = (deps: ApiDeps, usage: UsageReads): FastifyPluginAsyn
     }
   });
 
-  app.get('/videos', { schema: { querystring: ListQuery, response: { 200: VideoList, ...errorsOf() } } }, async (request, reply) => {
+  app.get('/videos', { schema: { ...OPERATIONS.listVideos, querystring: ListQuery, response: { 200: { ...VideoList, headers: LIST_LINK_HEADER }, ...errorsOf() } } }, async (request, reply) => {
     const caller = request.caller!;
     const { platform, status, cursor, limit = 50 } = request.query;
     if (platform !== undefined && !(PLATFORMS as readonly string[]).includes(platform)) {
@@ -136,7 +140,7 @@ export const videoRoutes = (deps: ApiDeps, usage: UsageReads): FastifyPluginAsyn
     return sendJson(reply, cached.body.render(cached.rows.map((v) => daysRemaining(v, now))));
   });
 
-  app.get('/videos/:id', { schema: { params: VideoParams, response: { 200: VideoDetail, ...errorsOf(403, 404) } } }, async (request, reply) => {
+  app.get('/videos/:id', { schema: { ...OPERATIONS.getVideo, params: VideoParams, response: { 200: VideoDetail, ...errorsOf(403, 404) } } }, async (request, reply) => {
     const caller = request.caller!;
     const id = request.params.id;
     const position = request.view!.position;
@@ -156,13 +160,13 @@ export const videoRoutes = (deps: ApiDeps, usage: UsageReads): FastifyPluginAsyn
     return sendJson(reply, cached.body.render([daysRemaining(video, deps.clock.now())]));
   });
 
-  app.get('/videos/:id/snapshots.csv', { schema: { params: VideoParams, response: { 200: { description: 'The snapshots as CSV', content: { 'text/csv': { schema: SnapshotsCsv } } }, ...errorsOf(403, 404) } } }, async (request, reply) => {
+  app.get('/videos/:id/snapshots.csv', { schema: { ...OPERATIONS.getVideoSnapshotsCsv, params: VideoParams, response: { 200: SnapshotsCsvResponse, ...errorsOf(403, 404) } } }, async (request, reply) => {
     const video = await ownVideo(request.caller!, request.params.id);
     const csv = snapshotsCsv(video, await readSnapshots(deps.pool, video.video_id));
     return reply.type('text/csv; charset=utf-8').header('content-disposition', csvDisposition(video)).send(csv);
   });
 
-  app.post('/videos/:id/stop', { schema: { params: VideoParams, response: { 200: StopResult, ...errorsOf(403, 404) } } }, async (request) => {
+  app.post('/videos/:id/stop', { schema: { ...OPERATIONS.stopVideo, params: VideoParams, response: { 200: StopResult, ...errorsOf(403, 404) } } }, async (request) => {
     const video = await ownVideo(request.caller!, request.params.id);
     try {
       const handled = await stopVideo(deps.store, deps.clock, video.video_id);
