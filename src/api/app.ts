@@ -9,6 +9,7 @@ import { dashboardPlugin } from '../dashboard/plugin.ts';
 import { BatchingEventStore } from '../eventstore/batching.ts';
 import { registerAuth, type Gate } from './auth.ts';
 import type { ApiDeps } from './context.ts';
+import { registerDocs } from './docs.ts';
 import { frameworkErrors, registerErrorHandling } from './errors.ts';
 import { KeyCache } from './key-cache.ts';
 import { ReadBarrier } from './read-barrier.ts';
@@ -71,6 +72,8 @@ export async function buildApp(given: ApiDeps, options: FastifyServerOptions = {
       security: [{ apiKey: [] }],
     },
   });
+  // Outside the API's routes, like the document it shows: reading the reference needs no key.
+  await registerDocs(app, `${API_PREFIX}/docs`);
 
   const health = { config: { public: true }, schema: { hide: true, response: { 200: Health, 503: Health } } };
   const healthHandler = async (_request: unknown, reply: FastifyReply) =>
