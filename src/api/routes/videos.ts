@@ -23,11 +23,11 @@ interface CachedDetail {
   body: NumberTemplate;
 }
 
-/** A list answer as of a position: its rows, its body and its Link header (null on the last page). */
+/** A list answer as of a position: its rows, its body and its next_cursor (null on the last page). */
 interface CachedList {
   rows: VideoRow[];
   body: NumberTemplate;
-  next: string | null;
+  nextCursor: string | null;
 }
 
 /** Track's own 404 (spec §4.1 rule 4). */
@@ -110,6 +110,9 @@ export const videoRoutes = (deps: ApiDeps, usage: UsageReads): FastifyPluginAsyn
     const filter: ListFilter = { orgId: caller.orgId, mode: caller.mode, platform, status };
     const after = cursor === undefined ? undefined : decodeCursor(cursor, filter);
     if (after === null) throw invalidRequest([{ field: 'cursor', message: INVALID_CURSOR }]);
+    const linkNext = (nextCursor: string | null) => {
+      if (nextCursor !== null) reply.header('link', nextLink(request.url, { platform, status, limit, cursor: nextCursor }));
+    };
     const position = request.view!.position;
     // Every input of the page: the filter, the limit and where the page starts.
     const key = `${caller.orgId}\n${caller.mode}\n${platform ?? ''}\n${status ?? ''}\n${limit}\n${cursor ?? ''}`;
@@ -120,7 +123,6 @@ export const videoRoutes = (deps: ApiDeps, usage: UsageReads): FastifyPluginAsyn
       const rows = found.slice(0, limit);
       const last = rows.at(-1);
       const nextCursor = found.length > limit && last ? encodeCursor(filter, { createdAt: last.created_at, videoId: last.video_id }) : null;
-      const next = nextCursor === null ? null : nextLink(request.url, { platform, status, limit, cursor: nextCursor });
       const now = deps.clock.now();
       const page = (days: (v: VideoRow, i: number) => number) => ({
         videos: rows.map((v, i) => ({ ...presentListedVideo(v, now), days_remaining: days(v, i) })),
@@ -128,14 +130,14 @@ export const videoRoutes = (deps: ApiDeps, usage: UsageReads): FastifyPluginAsyn
         limit,
         next_cursor: nextCursor,
       });
-      if (next) reply.header('link', next);
+      linkNext(nextCursor);
       if (!position) return page((v) => daysRemaining(v, now));
       const json = reply.serialize(page((_, i) => daysPlaceholder(i))) as string;
       const body = NumberTemplate.from(json, rows.map((_, i) => daysHole(i)), rows.map((v) => daysRemaining(v, now)));
       if (!body) return page((v) => daysRemaining(v, now));
-      cached = { rows, body, next };
+      cached = { rows, body, nextCursor };
       lists.set(key, position, cached, body.bytes);
-    } else if (cached.next) reply.header('link', cached.next);
+    } else linkNext(cached.nextCursor);
     const now = deps.clock.now();
     return sendJson(reply, cached.body.render(cached.rows.map((v) => daysRemaining(v, now))));
   });
