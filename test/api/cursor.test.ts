@@ -245,9 +245,9 @@ describe('a walk under concurrent tracking and stops', () => {
     const added: string[] = [];
     let stops = 0;
     const pages = await walk(api, 'limit=4', async (page) => {
-      // While each page is asked for (the first aside): new videos, some at the same service
-      // time as the newest existing ones (ties broken by id may sort anywhere among them) and
-      // some later; and stops of videos already listed and not yet listed.
+      // While each page after the first is asked for: new videos, some at the same service time
+      // as the newest existing ones (ties broken by id may sort anywhere among them) and some
+      // later; and stops of videos already listed and not yet listed.
       if (page === 1) return;
       if (page % 2 === 0) service.clock.advance(1_000);
       const work: Array<Promise<unknown>> = [];
