@@ -86,15 +86,25 @@ export async function readVideo(pool: Pool, videoId: string): Promise<VideoRow |
   return rows[0] ?? null;
 }
 
+/**
+ * One page of an organization's videos, newest first (ties by id), after `after` when given:
+ * the seek of GET /videos's cursor (DESIGN §8). Served by the videos_list index
+ * (org_id, mode, created_at DESC, video_id): `created_at <= t` bounds the index scan, and only
+ * the videos that share the last one's created_at to the millisecond are passed over by the
+ * filter on id. created_at never changes once a video exists (a stop changes its status), so
+ * a walk sees every video that existed when it began once, whatever is tracked or stopped
+ * meanwhile; one with a status filter may of course miss a video whose status left the filter.
+ */
 export async function listVideos(
   pool: Pool,
-  filter: { orgId: string; mode: KeyMode; platform?: string; status?: string; limit: number },
+  filter: { orgId: string; mode: KeyMode; platform?: string; status?: string; limit: number; after?: { createdAt: Date; videoId: string } },
 ): Promise<VideoRow[]> {
   const { rows } = await pool.query<VideoRow>(
     `SELECT ${VIDEO_COLUMNS} FROM ${rm}.videos
      WHERE org_id = $1 AND mode = $2 AND ($3::text IS NULL OR platform = $3) AND ($4::text IS NULL OR status = $4)
+       AND ($6::timestamptz IS NULL OR (created_at <= $6 AND (created_at < $6 OR video_id > $7)))
      ORDER BY created_at DESC, video_id LIMIT $5`,
-    [filter.orgId, filter.mode, filter.platform ?? null, filter.status ?? null, filter.limit],
+    [filter.orgId, filter.mode, filter.platform ?? null, filter.status ?? null, filter.limit, filter.after?.createdAt ?? null, filter.after?.videoId ?? null],
   );
   return rows;
 }

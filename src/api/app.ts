@@ -9,12 +9,14 @@ import { dashboardPlugin } from '../dashboard/plugin.ts';
 import { BatchingEventStore } from '../eventstore/batching.ts';
 import { registerAuth, type Gate } from './auth.ts';
 import type { ApiDeps } from './context.ts';
+import { registerDocs } from './docs.ts';
 import { frameworkErrors, registerErrorHandling } from './errors.ts';
 import { KeyCache } from './key-cache.ts';
 import { ReadBarrier } from './read-barrier.ts';
 import { UsageReads } from './read-cache.ts';
 import { usageRoutes } from './routes/usage.ts';
 import { videoRoutes } from './routes/videos.ts';
+import { referenceDocument } from './reference.ts';
 import { Health, MAX_ID_LENGTH } from './schemas.ts';
 
 export const API_PREFIX = '/api/v1';
@@ -65,12 +67,13 @@ export async function buildApp(given: ApiDeps, options: FastifyServerOptions = {
 
   await app.register(swagger, {
     openapi: {
-      info: { title: 'vidtrack video tracking API', version: 'v1' },
-      servers: [{ url: API_PREFIX }],
+      ...referenceDocument(API_PREFIX),
       components: { securitySchemes: { apiKey: { type: 'apiKey', name: 'X-API-Key', in: 'header' } } },
       security: [{ apiKey: [] }],
     },
   });
+  // Outside the API's routes, like the document it shows: reading the reference needs no key.
+  await registerDocs(app, `${API_PREFIX}/docs`);
 
   const health = { config: { public: true }, schema: { hide: true, response: { 200: Health, 503: Health } } };
   const healthHandler = async (_request: unknown, reply: FastifyReply) =>

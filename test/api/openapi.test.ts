@@ -142,7 +142,7 @@ describe('operations', () => {
     const params: Record<string, Record<string, any>> = Object.fromEntries(
       (operation('/videos', 'get').parameters as Array<Record<string, any>>).map((p) => [p.name, p]),
     );
-    assert.deepEqual(Object.keys(params).sort(), ['limit', 'platform', 'status']);
+    assert.deepEqual(Object.keys(params).sort(), ['cursor', 'limit', 'platform', 'status']);
     for (const p of Object.values(params)) {
       assert.equal(p.in, 'query');
       assert.notEqual(p.required, true);
@@ -151,8 +151,10 @@ describe('operations', () => {
     assert.deepEqual({ type: limit.type, minimum: limit.minimum, maximum: limit.maximum, default: limit.default }, { type: 'integer', minimum: 1, maximum: 100, default: 50 });
     const statusValues = JSON.stringify(params.status.schema);
     for (const status of ['monitoring', 'completed', 'paused', 'error', 'cancelled']) assert.ok(statusValues.includes(`"${status}"`), status);
+    assert.equal(resolve(params.cursor.schema).type, 'string');
     const list = successSchema('/videos', 'get', 200);
-    assert.deepEqual(Object.keys(list.properties).sort(), ['limit', 'total', 'videos']);
+    assert.deepEqual(Object.keys(list.properties).sort(), ['limit', 'next_cursor', 'total', 'videos']);
+    assert.deepEqual({ type: list.properties.next_cursor.type, nullable: list.properties.next_cursor.nullable }, { type: 'string', nullable: true });
     const item = resolve(list.properties.videos.items);
     assert.deepEqual(Object.keys(item.properties).sort(), [
       'created_at',

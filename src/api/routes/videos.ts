@@ -11,8 +11,10 @@ import { HttpError, invalidRequest } from '../errors.ts';
 import type { Caller } from '../auth.ts';
 import { daysRemaining, presentListedVideo, presentVideoDetail } from '../present.ts';
 import { NumberTemplate, PositionCache, daysHole, daysPlaceholder, sendJson, type UsageReads } from '../read-cache.ts';
-import { errorsOf, ListQuery, POSSIBLE_ID, SnapshotsCsv, StopResult, TrackBody, TrackedVideo, VideoDetail, VideoList, VideoParams } from '../schemas.ts';
+import { LIST_LINK_HEADER, OPERATIONS } from '../reference.ts';
+import { errorResponse, errorsOf, ListQuery, POSSIBLE_ID, SnapshotsCsvResponse, StopResult, TrackBody, TrackedVideo, VideoDetail, VideoList, VideoParams } from '../schemas.ts';
 import { csvDisposition, snapshotsCsv } from '../snapshots-csv.ts';
+import { decodeCursor, encodeCursor, INVALID_CURSOR, nextLink, type ListFilter } from '../list-cursor.ts';
 
 
 /** A video's GET answer as of a position: its row (owner, clock-dependent fields) and its body. */
@@ -21,11 +23,15 @@ interface CachedDetail {
   body: NumberTemplate;
 }
 
-/** A list answer as of a position: its rows and its body. */
+/** A list answer as of a position: its rows, its body and its next_cursor (null on the last page). */
 interface CachedList {
   rows: VideoRow[];
   body: NumberTemplate;
+  nextCursor: string | null;
 }
+
+/** Track's own 404 (spec §4.1 rule 4). */
+const TRACK_NOT_FOUND = { description: 'The video is private or deleted, or the link leads nowhere', example: { error: 'Video not found or is private' } };
 
 export const videoRoutes = (deps: ApiDeps, usage: UsageReads): FastifyPluginAsyncTypebox => async (app) => {
   // 720 snapshots make a body of about 150 kB: a few hundred such videos.
@@ -44,7 +50,7 @@ export const videoRoutes = (deps: ApiDeps, usage: UsageReads): FastifyPluginAsyn
     return checkOwner(caller, POSSIBLE_ID.test(id) ? await readVideo(deps.pool, id) : null);
   }
 
-  app.post('/videos/track', { schema: { body: TrackBody, response: { 201: TrackedVideo, ...errorsOf(402, 404, 409, 500, 502) } } }, async (request, reply) => {
+  app.post('/videos/track', { schema: { ...OPERATIONS.trackVideo, body: TrackBody, response: { 201: TrackedVideo, ...errorsOf(402, 409, 500, 502), 404: errorResponse(404, TRACK_NOT_FOUND) } } }, async (request, reply) => {
     const caller = request.caller!;
     const link = parseVideoLink(request.body.video_link);
     if (isLinkError(link)) throw invalidRequest([{ field: 'video_link', message: link.error }]);
@@ -95,30 +101,48 @@ export const videoRoutes = (deps: ApiDeps, usage: UsageReads): FastifyPluginAsyn
     }
   });
 
-  app.get('/videos', { schema: { querystring: ListQuery, response: { 200: VideoList, ...errorsOf() } } }, async (request, reply) => {
+  app.get('/videos', { schema: { ...OPERATIONS.listVideos, querystring: ListQuery, response: { 200: { ...VideoList, headers: LIST_LINK_HEADER }, ...errorsOf() } } }, async (request, reply) => {
     const caller = request.caller!;
-    const { platform, status, limit = 50 } = request.query;
+    const { platform, status, cursor, limit = 50 } = request.query;
     if (platform !== undefined && !(PLATFORMS as readonly string[]).includes(platform)) {
       throw new HttpError(400, { error: 'Invalid platform', valid_platforms: [...PLATFORMS] });
     }
+    const filter: ListFilter = { orgId: caller.orgId, mode: caller.mode, platform, status };
+    const after = cursor === undefined ? undefined : decodeCursor(cursor, filter);
+    if (after === null) throw invalidRequest([{ field: 'cursor', message: INVALID_CURSOR }]);
+    const linkNext = (nextCursor: string | null) => {
+      if (nextCursor !== null) reply.header('link', nextLink(request.url, { platform, status, limit, cursor: nextCursor }));
+    };
     const position = request.view!.position;
-    const key = `${caller.orgId}\n${caller.mode}\n${platform ?? ''}\n${status ?? ''}\n${limit}`;
+    // Every input of the page: the filter, the limit and where the page starts.
+    const key = `${caller.orgId}\n${caller.mode}\n${platform ?? ''}\n${status ?? ''}\n${limit}\n${cursor ?? ''}`;
     let cached = position ? lists.get(key, position) : undefined;
     if (!cached) {
-      const rows = await listVideos(deps.pool, { orgId: caller.orgId, mode: caller.mode, platform, status, limit });
+      // One row more than the page tells whether a next page exists, in the same query.
+      const found = await listVideos(deps.pool, { ...filter, limit: limit + 1, after });
+      const rows = found.slice(0, limit);
+      const last = rows.at(-1);
+      const nextCursor = found.length > limit && last ? encodeCursor(filter, { createdAt: last.created_at, videoId: last.video_id }) : null;
       const now = deps.clock.now();
-      if (!position) return { videos: rows.map((v) => presentListedVideo(v, now)), total: rows.length, limit };
-      const json = reply.serialize({ videos: rows.map((v, i) => ({ ...presentListedVideo(v, now), days_remaining: daysPlaceholder(i) })), total: rows.length, limit }) as string;
+      const page = (days: (v: VideoRow, i: number) => number) => ({
+        videos: rows.map((v, i) => ({ ...presentListedVideo(v, now), days_remaining: days(v, i) })),
+        total: rows.length,
+        limit,
+        next_cursor: nextCursor,
+      });
+      linkNext(nextCursor);
+      if (!position) return page((v) => daysRemaining(v, now));
+      const json = reply.serialize(page((_, i) => daysPlaceholder(i))) as string;
       const body = NumberTemplate.from(json, rows.map((_, i) => daysHole(i)), rows.map((v) => daysRemaining(v, now)));
-      if (!body) return { videos: rows.map((v) => presentListedVideo(v, now)), total: rows.length, limit };
-      cached = { rows, body };
+      if (!body) return page((v) => daysRemaining(v, now));
+      cached = { rows, body, nextCursor };
       lists.set(key, position, cached, body.bytes);
-    }
+    } else linkNext(cached.nextCursor);
     const now = deps.clock.now();
     return sendJson(reply, cached.body.render(cached.rows.map((v) => daysRemaining(v, now))));
   });
 
-  app.get('/videos/:id', { schema: { params: VideoParams, response: { 200: VideoDetail, ...errorsOf(403, 404) } } }, async (request, reply) => {
+  app.get('/videos/:id', { schema: { ...OPERATIONS.getVideo, params: VideoParams, response: { 200: VideoDetail, ...errorsOf(403, 404) } } }, async (request, reply) => {
     const caller = request.caller!;
     const id = request.params.id;
     const position = request.view!.position;
@@ -138,13 +162,13 @@ export const videoRoutes = (deps: ApiDeps, usage: UsageReads): FastifyPluginAsyn
     return sendJson(reply, cached.body.render([daysRemaining(video, deps.clock.now())]));
   });
 
-  app.get('/videos/:id/snapshots.csv', { schema: { params: VideoParams, response: { 200: { description: 'The snapshots as CSV', content: { 'text/csv': { schema: SnapshotsCsv } } }, ...errorsOf(403, 404) } } }, async (request, reply) => {
+  app.get('/videos/:id/snapshots.csv', { schema: { ...OPERATIONS.getVideoSnapshotsCsv, params: VideoParams, response: { 200: SnapshotsCsvResponse, ...errorsOf(403, 404) } } }, async (request, reply) => {
     const video = await ownVideo(request.caller!, request.params.id);
     const csv = snapshotsCsv(video, await readSnapshots(deps.pool, video.video_id));
     return reply.type('text/csv; charset=utf-8').header('content-disposition', csvDisposition(video)).send(csv);
   });
 
-  app.post('/videos/:id/stop', { schema: { params: VideoParams, response: { 200: StopResult, ...errorsOf(403, 404) } } }, async (request) => {
+  app.post('/videos/:id/stop', { schema: { ...OPERATIONS.stopVideo, params: VideoParams, response: { 200: StopResult, ...errorsOf(403, 404) } } }, async (request) => {
     const video = await ownVideo(request.caller!, request.params.id);
     try {
       const handled = await stopVideo(deps.store, deps.clock, video.video_id);
