@@ -123,3 +123,45 @@ export async function readSnapshots(pool: Pool, videoId: string): Promise<Snapsh
   );
   return rows;
 }
+
+export interface WebhookEndpointRow {
+  endpoint_id: string;
+  org_id: string;
+  mode: KeyMode;
+  url: string;
+  events: string[];
+  description: string | null;
+  enabled: boolean;
+  disabled_reason: string | null;
+  sealed_secret: string;
+  previous_sealed_secret: string | null;
+  previous_expires_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const WEBHOOK_COLUMNS = `endpoint_id, org_id, mode, url, events, description, enabled, disabled_reason, sealed_secret,
+  previous_sealed_secret, previous_expires_at, created_at, updated_at`;
+
+export async function readWebhookEndpoint(pool: Pool, endpointId: string): Promise<WebhookEndpointRow | null> {
+  const { rows } = await pool.query<WebhookEndpointRow>(`SELECT ${WEBHOOK_COLUMNS} FROM ${rm}.webhook_endpoints WHERE endpoint_id = $1`, [endpointId]);
+  return rows[0] ?? null;
+}
+
+/** An organization's endpoints of one mode, oldest first. */
+export async function listWebhookEndpoints(pool: Pool, orgId: string, mode: KeyMode): Promise<WebhookEndpointRow[]> {
+  const { rows } = await pool.query<WebhookEndpointRow>(
+    `SELECT ${WEBHOOK_COLUMNS} FROM ${rm}.webhook_endpoints WHERE org_id = $1 AND mode = $2 ORDER BY created_at, endpoint_id`,
+    [orgId, mode],
+  );
+  return rows;
+}
+
+/** Enabled endpoints of these organizations (any mode): whom an event may go to. */
+export async function enabledWebhookEndpoints(pool: Pool, orgIds: readonly string[]): Promise<WebhookEndpointRow[]> {
+  const { rows } = await pool.query<WebhookEndpointRow>(
+    `SELECT ${WEBHOOK_COLUMNS} FROM ${rm}.webhook_endpoints WHERE org_id = ANY($1::text[]) AND enabled`,
+    [orgIds],
+  );
+  return rows;
+}

@@ -30,6 +30,8 @@ import type { EventStore } from './eventstore/port.ts';
 import { Metrics } from './metrics.ts';
 import { allMigrations } from './migrations.ts';
 import { CompletionEmails } from './notify/completion-email.ts';
+import { loadSecretBox } from './notify/webhooks/secret-box.ts';
+import { webhookPolicy } from './notify/webhooks/policy.ts';
 import { removeServiceFile, urlOf, writeServiceFile } from './service-file.ts';
 import { READ_SCHEMA, projections } from '../projections/index.ts';
 import { describeParked } from '../projections/parking.ts';
@@ -231,6 +233,7 @@ export function createService(config: Config, options: ServiceOptions = {}): Ser
     let apiUrl: string | null = null;
     let metricsUrl: string | null = null;
     if (parts.has('api')) {
+      const webhookApi = { box: loadSecretBox(config.webhookKey, config.dataDir), policy: webhookPolicy(config) };
       const dashboard = {
         wall: systemClock,
         mail: { smtpUrl: config.smtpUrl, from: config.mailFrom, outbox: path.join(config.dataDir, 'mail') },
@@ -239,7 +242,7 @@ export function createService(config: Config, options: ServiceOptions = {}): Ser
       };
       const keyUsage = options.keyUsage === false ? undefined : new KeyUsageCounter(pool, clock, (err) => log.warn({ err }, 'key usage counters not flushed; kept for the next flush'));
       const api = await buildApp(
-        { pool, store, collectors, clock, watcher, isReady, failedAuthLimit: config.failedAuthLimit, redisUrl: config.redisUrl, metrics, dashboard, keyUsage },
+        { pool, store, collectors, clock, watcher, isReady, failedAuthLimit: config.failedAuthLimit, redisUrl: config.redisUrl, metrics, dashboard, keyUsage, webhooks: webhookApi },
         { logger: options.apiLog ?? apiLogger(config.logLevel) },
       );
       app = api;

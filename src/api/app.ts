@@ -15,6 +15,7 @@ import { ReadBarrier } from './read-barrier.ts';
 import { UsageReads } from './read-cache.ts';
 import { usageRoutes } from './routes/usage.ts';
 import { videoRoutes } from './routes/videos.ts';
+import { webhookRoutes } from './routes/webhooks.ts';
 import { Health, MAX_ID_LENGTH } from './schemas.ts';
 
 export const API_PREFIX = '/api/v1';
@@ -109,6 +110,7 @@ export async function buildApp(given: ApiDeps, options: FastifyServerOptions = {
       const usage = new UsageReads(deps.pool);
       await api.register(videoRoutes(deps, usage));
       await api.register(usageRoutes(deps, usage));
+      if (deps.webhooks) await api.register(webhookRoutes(deps, deps.webhooks));
     },
     { prefix: API_PREFIX },
   );

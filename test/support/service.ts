@@ -3,6 +3,7 @@
 // app.inject instead of a port, and the scheduler's rounds called directly (no Bree timers),
 // so tests can walk through hours and days in milliseconds. (The completion e-mail reactor is
 // left out: test/notify starts its own, to control its SMTP server.)
+import { randomBytes } from 'node:crypto';
 import pino from 'pino';
 import { ManualClock } from '../../src/clock.ts';
 import { apiLogger } from '../../src/api/app.ts';
@@ -22,6 +23,8 @@ export interface TestServiceOptions {
   failedAuthLimit?: number;
   /** Where the API's pino logs go (off when absent). */
   logStream?: NodeJS.WritableStream;
+  /** More of the environment the service reads (WEBHOOK_ALLOW_HOSTS, say). */
+  env?: NodeJS.ProcessEnv;
 }
 
 export type TestService = Awaited<ReturnType<typeof startTestService>>;
@@ -30,7 +33,7 @@ export async function startTestService(options: TestServiceOptions = {}) {
   const db = await createTestDatabase();
   const clock = new ManualClock(options.start ?? '2026-03-01T00:00:00.000Z');
   const collectors = createCollectorSet({ live: options.live ?? {}, fallbackToSimulator: options.fallbackToSimulator ?? true });
-  const config = { ...loadConfig({ DATABASE_URL: db.url }, ['all']), ...(options.failedAuthLimit ? { failedAuthLimit: options.failedAuthLimit } : {}) };
+  const config = { ...loadConfig({ WEBHOOK_KEY: randomBytes(32).toString('base64'), ...options.env, DATABASE_URL: db.url }, ['all']), ...(options.failedAuthLimit ? { failedAuthLimit: options.failedAuthLimit } : {}) };
   let runnerError: unknown = null;
   const service = createService(config, {
     clock,
