@@ -165,3 +165,22 @@ export async function enabledWebhookEndpoints(pool: Pool, orgIds: readonly strin
   );
   return rows;
 }
+
+export async function readVideos(pool: Pool, videoIds: readonly string[]): Promise<VideoRow[]> {
+  const { rows } = await pool.query<VideoRow>(`SELECT ${VIDEO_COLUMNS} FROM ${rm}.videos WHERE video_id = ANY($1::text[])`, [videoIds]);
+  return rows;
+}
+
+/** How many snapshots a video has and its latest one. */
+export async function snapshotTotals(pool: Pool, videoId: string): Promise<{ count: number; last: SnapshotRow | null }> {
+  const { rows } = await pool.query<SnapshotRow & { count: number }>(
+    `SELECT slot, snapshot_id, snapshot_time, provider, views::text, likes::text, comments::text, shares::text, saves::text,
+       retweets::text, replies::text, count(*) OVER ()::int AS count
+     FROM ${rm}.snapshots WHERE video_id = $1 ORDER BY slot DESC LIMIT 1`,
+    [videoId],
+  );
+  const row = rows[0];
+  if (!row) return { count: 0, last: null };
+  const { count, ...last } = row;
+  return { count, last };
+}

@@ -71,3 +71,70 @@ export const RotatedSecret = Type.Object(
 );
 
 export const Deleted = Type.Object({ success: Type.Boolean(), id: Type.String() }, { examples: [{ success: true, id: endpointExample.id }] });
+
+export const TestSent = Type.Object(
+  { success: Type.Boolean(), id: Type.String(), event_type: Type.Literal('webhook.test') },
+  { examples: [{ success: true, id: endpointExample.id, event_type: 'webhook.test' }] },
+);
+
+export const DeliveriesQuery = Type.Object(
+  {
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 50 })),
+    cursor: Type.Optional(Type.String({ maxLength: 200, description: 'next_cursor of the previous page' })),
+  },
+  { additionalProperties: true },
+);
+export type DeliveriesQuery = Static<typeof DeliveriesQuery>;
+
+const deliveryExample = {
+  id: 'msg_2b1f0c9e8d7a6b5c4d3e2f1a0b9c8d7e',
+  event_id: '9f0c2d4e-1a2b-4c3d-8e9f-0a1b2c3d4e5f',
+  event_type: 'snapshot.created',
+  status: 'pending',
+  attempts: 2,
+  last_response_status: 503,
+  next_attempt_at: '2026-03-01T12:05:05.000Z',
+  created_at: '2026-03-01T12:00:00.000Z',
+  delivered_at: null,
+};
+
+export const Delivery = Type.Object(
+  {
+    id: Type.String({ description: 'The delivery id, sent as the webhook-id header on every attempt' }),
+    event_id: Type.String(),
+    event_type: Type.String(),
+    status: Type.Union([Type.Literal('pending'), Type.Literal('delivered'), Type.Literal('failed')]),
+    attempts: Type.Integer(),
+    last_response_status: Type.Union([Type.Integer(), Type.Null()], { description: "The receiver's last HTTP status; null when it never answered" }),
+    next_attempt_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+    created_at: Type.String({ format: 'date-time' }),
+    delivered_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+  },
+  { $id: 'WebhookDelivery', examples: [deliveryExample] },
+);
+
+export const DeliveryList = Type.Object(
+  {
+    deliveries: Type.Array(Delivery),
+    total: Type.Integer({ description: 'The number of deliveries in this answer' }),
+    limit: Type.Integer(),
+    next_cursor: Type.Union([Type.String(), Type.Null()], { description: 'Pass as `cursor` for the next (older) page; null on the last page' }),
+  },
+  { examples: [{ deliveries: [deliveryExample], total: 1, limit: 50, next_cursor: null }] },
+);
+
+export const DeliveryParams = Type.Object({ id: Type.String(), delivery_id: Type.String() });
+export type DeliveryParams = Static<typeof DeliveryParams>;
+
+export const Replayed = Type.Object(
+  { success: Type.Boolean(), delivery_id: Type.String() },
+  { examples: [{ success: true, delivery_id: deliveryExample.id }] },
+);
+
+export const RecoverBody = Type.Object(
+  { since: Type.String({ maxLength: 40, description: 'ISO 8601 date-time: failed deliveries made at or after it are sent again' }) },
+  { additionalProperties: true, examples: [{ since: '2026-03-01T00:00:00Z' }] },
+);
+export type RecoverBody = Static<typeof RecoverBody>;
+
+export const Recovered = Type.Object({ success: Type.Boolean(), recovered: Type.Integer({ description: 'How many failed deliveries will be sent again' }) }, { examples: [{ success: true, recovered: 3 }] });

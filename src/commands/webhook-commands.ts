@@ -54,3 +54,7 @@ export async function rotateWebhookSecret(store: EventStore, clock: Clock, box: 
   });
   return { secret, handled };
 }
+
+export function sendWebhookTest(store: EventStore, clock: Clock, orgId: string, endpointId: string) {
+  return handleCommand(store, streamIdOfWebhooks(orgId), webhooksDecider, { type: 'SendTest', orgId, endpointId, now: clock.now() });
+}

@@ -48,7 +48,16 @@ export type WebhookSecretRotated = {
   data: { orgId: string; endpointId: string; sealedSecret: string; previousSealedSecret: string; previousExpiresAt: string; at: string };
 };
 
-export type WebhookEvent = WebhookEndpointCreated | WebhookEndpointUpdated | WebhookEndpointDisabled | WebhookEndpointDeleted | WebhookSecretRotated;
+/** POST /webhooks/{id}/test: a `webhook.test` delivery to this one endpoint, made from the log like every other. */
+export type WebhookTestRequested = { type: 'WebhookTestRequested'; data: { orgId: string; endpointId: string; mode: KeyMode; at: string } };
+
+export type WebhookEvent =
+  | WebhookEndpointCreated
+  | WebhookEndpointUpdated
+  | WebhookEndpointDisabled
+  | WebhookEndpointDeleted
+  | WebhookSecretRotated
+  | WebhookTestRequested;
 
 export interface EndpointState {
   mode: KeyMode;
@@ -69,7 +78,8 @@ export type WebhookCommand =
   | { type: 'UpdateEndpoint'; orgId: string; endpointId: string; url?: string; events?: string[]; description?: string | null; enabled?: boolean; now: Date }
   | { type: 'DisableEndpoint'; orgId: string; endpointId: string; reason: DisabledReason; now: Date }
   | { type: 'DeleteEndpoint'; orgId: string; endpointId: string; now: Date }
-  | { type: 'RotateSecret'; orgId: string; endpointId: string; sealedSecret: string; now: Date };
+  | { type: 'RotateSecret'; orgId: string; endpointId: string; sealedSecret: string; now: Date }
+  | { type: 'SendTest'; orgId: string; endpointId: string; now: Date };
 
 export function evolveWebhooks(state: WebhooksState, event: WebhookEvent): WebhooksState {
   const next = new Map(state);
@@ -91,6 +101,8 @@ export function evolveWebhooks(state: WebhooksState, event: WebhookEvent): Webho
     case 'WebhookEndpointDeleted':
       next.delete(d.endpointId);
       return next;
+    case 'WebhookTestRequested':
+      return state;
   }
 }
 
@@ -137,6 +149,9 @@ export function decideWebhooks(command: WebhookCommand, state: WebhooksState): W
       return [{ type: 'WebhookEndpointDisabled', data: { orgId, endpointId, reason: command.reason, at } }];
     case 'DeleteEndpoint':
       return [{ type: 'WebhookEndpointDeleted', data: { orgId, endpointId, at } }];
+    case 'SendTest':
+      if (!endpoint.enabled) throw new DomainError('invalid_state', 'The webhook endpoint is disabled; enable it first');
+      return [{ type: 'WebhookTestRequested', data: { orgId, endpointId, mode: endpoint.mode, at } }];
     case 'RotateSecret': {
       const previousExpiresAt = new Date(command.now.getTime() + PREVIOUS_SECRET_VALID_MS).toISOString();
       return [

@@ -30,6 +30,10 @@ const OPERATIONS: Array<[string, string, number]> = [
   ['/webhooks/{id}', 'patch', 200],
   ['/webhooks/{id}', 'delete', 200],
   ['/webhooks/{id}/rotate-secret', 'post', 200],
+  ['/webhooks/{id}/test', 'post', 202],
+  ['/webhooks/{id}/deliveries', 'get', 200],
+  ['/webhooks/{id}/deliveries/{delivery_id}/replay', 'post', 202],
+  ['/webhooks/{id}/recover', 'post', 202],
 ];
 
 /** Error statuses each operation can answer with (spec §4, §5, §7, §8 and DESIGN §8). */
@@ -48,6 +52,10 @@ const ERRORS: Record<string, number[]> = {
   'patch /webhooks/{id}': [400, 401, 403, 404, 429, 503],
   'delete /webhooks/{id}': [400, 401, 403, 404, 429, 503],
   'post /webhooks/{id}/rotate-secret': [400, 401, 403, 404, 429, 503],
+  'post /webhooks/{id}/test': [400, 401, 403, 404, 409, 429, 503],
+  'get /webhooks/{id}/deliveries': [400, 401, 403, 404, 429, 503],
+  'post /webhooks/{id}/deliveries/{delivery_id}/replay': [400, 401, 403, 404, 429, 503],
+  'post /webhooks/{id}/recover': [400, 401, 403, 404, 429, 503],
 };
 
 /** Follows a local `#/...` reference. */

@@ -25,6 +25,8 @@ export interface TestServiceOptions {
   logStream?: NodeJS.WritableStream;
   /** More of the environment the service reads (WEBHOOK_ALLOW_HOSTS, say). */
   env?: NodeJS.ProcessEnv;
+  /** Run the webhook reactor and dispatcher (default false: only test/notify's webhook tests need them). */
+  webhooks?: boolean;
 }
 
 export type TestService = Awaited<ReturnType<typeof startTestService>>;
@@ -43,6 +45,7 @@ export async function startTestService(options: TestServiceOptions = {}) {
     listen: false,
     schedule: 'manual',
     emails: false,
+    webhooks: options.webhooks ?? false,
     poolSize: 10,
     applicationName: 'vidtrack-test',
     batchSize: 500,
@@ -56,7 +59,7 @@ export async function startTestService(options: TestServiceOptions = {}) {
     await db.drop();
     throw error;
   }
-  const { store, watcher, metrics, work } = running;
+  const { store, watcher, metrics, work, webhooks } = running;
   const app = running.app!;
 
   /**
@@ -96,6 +99,7 @@ export async function startTestService(options: TestServiceOptions = {}) {
     work,
     collectors,
     metrics,
+    webhooks,
     settle,
     organization,
     async close() {

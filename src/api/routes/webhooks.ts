@@ -7,8 +7,10 @@ import {
   createWebhookEndpoint,
   deleteWebhookEndpoint,
   rotateWebhookSecret,
+  sendWebhookTest,
   updateWebhookEndpoint,
 } from '../../commands/webhook-commands.ts';
+import { listDeliveries, recoverDeliveries, replayDelivery, type DeliveryRow } from '../../notify/webhooks/deliveries.ts';
 import { DomainError } from '../../domain/errors.ts';
 import { checkWebhookUrl, type UrlPolicy } from '../../domain/webhook-url.ts';
 import { MAX_ENDPOINTS_PER_ORGANIZATION, PREVIOUS_SECRET_VALID_MS } from '../../domain/webhooks.ts';
@@ -21,6 +23,13 @@ import { errorsOf, POSSIBLE_ID } from '../schemas.ts';
 import {
   CreatedWebhookEndpoint,
   Deleted,
+  DeliveriesQuery,
+  DeliveryList,
+  DeliveryParams,
+  RecoverBody,
+  Recovered,
+  Replayed,
+  TestSent,
   RotatedSecret,
   WEBHOOKS_TAG,
   WebhookCreateBody,
@@ -51,6 +60,37 @@ export async function checkedUrl(text: string, policy: UrlPolicy): Promise<strin
   if ('error' in resolved) throw invalidRequest([{ field: 'url', message: resolved.error }]);
   return checked.url.href;
 }
+
+export function presentDelivery(row: DeliveryRow) {
+  return {
+    id: row.delivery_id,
+    event_id: row.event_id,
+    event_type: row.event_type,
+    status: row.status,
+    attempts: row.attempts,
+    last_response_status: row.last_status,
+    next_attempt_at: row.next_attempt_at?.toISOString() ?? null,
+    created_at: row.created_at.toISOString(),
+    delivered_at: row.delivered_at?.toISOString() ?? null,
+  };
+}
+
+/** An opaque cursor bound to its endpoint: the last seen delivery's place. */
+function cursorOf(endpointId: string, seq: string): string {
+  return Buffer.from(JSON.stringify({ e: endpointId, s: seq })).toString('base64url');
+}
+
+function seqOfCursor(endpointId: string, cursor: string): bigint {
+  try {
+    const parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as { e?: unknown; s?: unknown };
+    if (parsed.e === endpointId && typeof parsed.s === 'string' && /^[1-9][0-9]{0,18}$/.test(parsed.s)) return BigInt(parsed.s);
+  } catch {
+    // fall through: not one of ours
+  }
+  throw invalidRequest([{ field: 'cursor', message: 'cursor is not one this endpoint issued' }]);
+}
+
+const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/;
 
 /** A decider's refusal as the spec's error shape. */
 export function webhookDomainError(error: unknown): never {
@@ -227,6 +267,100 @@ export const webhookRoutes = (deps: ApiDeps, webhooks: NonNullable<ApiDeps['webh
       const event = rotated.handled.events[0]!;
       if (event.type !== 'WebhookSecretRotated') throw new Error('unexpected event');
       return { id: endpoint.endpoint_id, secret: rotated.secret, previous_secret_expires_at: event.data.previousExpiresAt };
+    },
+  );
+
+  app.post(
+    '/webhooks/:id/test',
+    {
+      schema: {
+        operationId: 'sendWebhookTest',
+        summary: 'Send a test event',
+        description: 'Sends a `webhook.test` event to this endpoint only, signed and retried like every other delivery; it then shows in the endpoint\'s deliveries. 409 when the endpoint is disabled.',
+        tags: [WEBHOOKS_TAG],
+        params: WebhookParams,
+        response: { 202: TestSent, ...errorsOf(403, 404, 409) },
+      },
+    },
+    async (request, reply) => {
+      const caller = request.caller!;
+      const endpoint = await ownEndpoint(caller, request.params.id);
+      const handled = await sendWebhookTest(deps.store, deps.clock, caller.orgId, endpoint.endpoint_id).catch((error: unknown) => {
+        if (error instanceof DomainError && error.code === 'invalid_state') throw new HttpError(409, { error: 'Webhook endpoint is disabled' });
+        return webhookDomainError(error);
+      });
+      await awaitProjection(deps, handled.position);
+      return reply.code(202).send({ success: true, id: endpoint.endpoint_id, event_type: 'webhook.test' as const });
+    },
+  );
+
+  app.get(
+    '/webhooks/:id/deliveries',
+    {
+      schema: {
+        operationId: 'listWebhookDeliveries',
+        summary: "List an endpoint's deliveries",
+        description: 'Deliveries to this endpoint, newest first, one page at a time: pass `next_cursor` as `cursor` for the next page (null on the last). Each shows its event, status (`pending`, `delivered`, `failed`), attempts, the last HTTP status and when it is tried next.',
+        tags: [WEBHOOKS_TAG],
+        params: WebhookParams,
+        querystring: DeliveriesQuery,
+        response: { 200: DeliveryList, ...errorsOf(403, 404) },
+      },
+    },
+    async (request) => {
+      const endpoint = await ownEndpoint(request.caller!, request.params.id);
+      const { limit = 50, cursor } = request.query;
+      const before = cursor === undefined ? null : seqOfCursor(endpoint.endpoint_id, cursor);
+      // One more than asked: whether a next page exists, without a count.
+      const rows = await listDeliveries(deps.pool, endpoint.endpoint_id, before, limit + 1);
+      const page = rows.slice(0, limit);
+      const next = rows.length > limit ? cursorOf(endpoint.endpoint_id, page[page.length - 1]!.seq) : null;
+      return { deliveries: page.map(presentDelivery), total: page.length, limit, next_cursor: next };
+    },
+  );
+
+  app.post(
+    '/webhooks/:id/deliveries/:delivery_id/replay',
+    {
+      schema: {
+        operationId: 'replayWebhookDelivery',
+        summary: 'Send a delivery again',
+        description: 'Sends the delivery again, with the same body and webhook-id, on a fresh retry schedule.',
+        tags: [WEBHOOKS_TAG],
+        params: DeliveryParams,
+        response: { 202: Replayed, ...errorsOf(403, 404) },
+      },
+    },
+    async (request, reply) => {
+      const endpoint = await ownEndpoint(request.caller!, request.params.id);
+      const deliveryId = request.params.delivery_id;
+      const found = POSSIBLE_ID.test(deliveryId) && (await replayDelivery(deps.pool, endpoint.endpoint_id, deliveryId, deps.clock.now()));
+      if (!found) throw new HttpError(404, { error: 'Delivery not found' });
+      webhooks.kick?.();
+      return reply.code(202).send({ success: true, delivery_id: deliveryId });
+    },
+  );
+
+  app.post(
+    '/webhooks/:id/recover',
+    {
+      schema: {
+        operationId: 'recoverWebhookDeliveries',
+        summary: 'Send failed deliveries again',
+        description: 'Sends again every failed delivery to this endpoint made at or after `since`, each with its webhook-id, on a fresh retry schedule.',
+        tags: [WEBHOOKS_TAG],
+        params: WebhookParams,
+        body: RecoverBody,
+        response: { 202: Recovered, ...errorsOf(403, 404) },
+      },
+    },
+    async (request, reply) => {
+      const endpoint = await ownEndpoint(request.caller!, request.params.id);
+      const since = request.body.since;
+      if (!ISO_TIME.test(since) || Number.isNaN(Date.parse(since))) throw invalidRequest([{ field: 'since', message: 'since must be an ISO 8601 date-time' }]);
+      const recovered = await recoverDeliveries(deps.pool, endpoint.endpoint_id, new Date(since), deps.clock.now());
+      webhooks.kick?.();
+      return reply.code(202).send({ success: true, recovered });
     },
   );
 };

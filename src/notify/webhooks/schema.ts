@@ -1,0 +1,44 @@
+// The webhook reactor's own tables, migrated like the e-mail outbox: its checkpoint in the log,
+// the deliveries it recorded (one per event and endpoint) and each endpoint's health.
+import type { Migration } from '../../db/migrate.ts';
+
+export const webhookMigrations: readonly Migration[] = [
+  {
+    id: 'webhooks/001-deliveries',
+    sql: `CREATE SCHEMA IF NOT EXISTS webhooks;
+      CREATE TABLE webhooks.checkpoint (id int PRIMARY KEY DEFAULT 1, commit_position numeric NOT NULL, prepare_position numeric NOT NULL);
+      CREATE TABLE webhooks.deliveries (
+        -- Also the webhook-id header: the same on every attempt of one event to one endpoint.
+        delivery_id text PRIMARY KEY,
+        -- Recording order: per endpoint, deliveries of one video are sent in this order.
+        seq bigserial NOT NULL UNIQUE,
+        endpoint_id text NOT NULL,
+        org_id text NOT NULL,
+        event_id text NOT NULL,
+        event_type text NOT NULL,
+        video_id text,
+        -- The exact bytes sent: the signature covers them, every attempt sends the same.
+        body text NOT NULL,
+        status text NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'delivered', 'failed')),
+        attempts int NOT NULL DEFAULT 0,
+        last_status int,
+        last_error text,
+        -- Service time; NULL once delivered or failed.
+        next_attempt_at timestamptz,
+        -- Wall time: a sender's claim while it sends (longer than the 15 s timeout).
+        claimed_until timestamptz,
+        claim_token uuid,
+        created_at timestamptz NOT NULL,
+        delivered_at timestamptz
+      );
+      CREATE INDEX deliveries_due ON webhooks.deliveries (next_attempt_at) WHERE status = 'pending';
+      CREATE INDEX deliveries_order ON webhooks.deliveries (endpoint_id, video_id, seq) WHERE status = 'pending';
+      CREATE INDEX deliveries_newest ON webhooks.deliveries (endpoint_id, seq DESC);
+      CREATE TABLE webhooks.endpoint_health (
+        endpoint_id text PRIMARY KEY,
+        -- Service time of the first failure since the last success; NULL while it succeeds.
+        failing_since timestamptz,
+        last_success_at timestamptz
+      );`,
+  },
+];
