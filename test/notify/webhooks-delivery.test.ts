@@ -9,7 +9,7 @@ import { collectDue } from '../../src/collect/work.ts';
 import { API, client, expectStatus, newLink, tracked } from '../api/helpers.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 import { until } from '../support/wait.ts';
-import { WebhookReceiver } from '../support/webhook-receiver.ts';
+import { WebhookReceiver, webhooksQuiet } from '../support/webhook-receiver.ts';
 
 let service: TestService;
 let receiver: WebhookReceiver;
@@ -158,8 +158,7 @@ describe('webhook deliveries', () => {
     const liveVideo = await tracked(live.api);
     const [liveRequest] = await receiver.waitFor(live.path, 1);
     assert.equal(liveRequest!.json.data.video_id, liveVideo.id);
-    await service.settle();
-    await service.webhooks!.dispatcher.idle();
+    await webhooksQuiet(service);
     assert.deepEqual(receiver.on(live.path).map((r) => r.json.data.video_id), [liveVideo.id]);
     assert.deepEqual(receiver.on(testPath).map((r) => r.json.data.video_id), [testVideo.id]);
   });
@@ -269,8 +268,7 @@ describe('webhook deliveries', () => {
   test('nothing is sent to an endpoint that is not subscribed to the event type', async () => {
     const { api, path } = await subscribed(['tracking.completed']);
     await tracked(api);
-    await service.settle();
-    await service.webhooks!.dispatcher.idle();
+    await webhooksQuiet(service);
     assert.equal(receiver.on(path).length, 0);
   });
 });

@@ -105,3 +105,25 @@ export class WebhookReceiver {
     this.server = null;
   }
 }
+
+/**
+ * Waits (bounded) until the webhook reactor's checkpoint has passed every event in the log and
+ * the dispatcher has nothing in flight: then a request that has not come will not come.
+ */
+export async function webhooksQuiet(service: { db: { pool: import('pg').Pool }; settle(): Promise<void>; webhooks: { dispatcher: { idle(): Promise<void> } } | null }): Promise<void> {
+  await service.settle();
+  const { rows } = await service.db.pool.query<{ commit: string; prepare: string }>(
+    `SELECT transaction_id::text AS commit, position::text AS prepare FROM es.events ORDER BY transaction_id DESC, position DESC LIMIT 1`,
+  );
+  const newest = rows[0];
+  if (newest) {
+    await until('the webhook reactor to pass the newest event of the log', async () => {
+      const { rows: done } = await service.db.pool.query(
+        `SELECT 1 FROM webhooks.checkpoint WHERE (commit_position, prepare_position) >= ($1::numeric, $2::numeric)`,
+        [newest.commit, newest.prepare],
+      );
+      return done.length > 0 ? true : undefined;
+    }, 10_000, 10);
+  }
+  await service.webhooks!.dispatcher.idle();
+}

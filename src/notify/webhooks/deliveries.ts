@@ -17,9 +17,13 @@ export interface NewDelivery {
   createdAt: Date;
 }
 
-/** `msg_...`: a function of the event and the endpoint, so a re-recorded event keeps its webhook-id. */
-export function deliveryIdOf(eventId: string, endpointId: string): string {
-  return `msg_${createHash('sha256').update(`${eventId}:${endpointId}`).digest('hex').slice(0, 32)}`;
+/**
+ * `msg_...`: a function of the log event, the webhook event type and the endpoint, so a
+ * re-recorded event keeps its webhook-id (one log event can cause two types: a snapshot that
+ * is also the fall below the low-balance threshold).
+ */
+export function deliveryIdOf(eventId: string, type: string, endpointId: string): string {
+  return `msg_${createHash('sha256').update(`${eventId}:${type}:${endpointId}`).digest('hex').slice(0, 32)}`;
 }
 
 /** Inside the reactor's transaction; a delivery recorded before (a replayed page) is left as it is. */

@@ -9,12 +9,13 @@ import type { Clock } from '../../clock.ts';
 import { withTransaction } from '../../db/pool.ts';
 import type { UrlPolicy } from '../../domain/webhook-url.ts';
 import type { EventStore, Position, RecordedEvent } from '../../eventstore/port.ts';
-import { enabledWebhookEndpoints, readVideos, snapshotTotals, type WebhookEndpointRow } from '../../../projections/queries.ts';
+import { enabledWebhookEndpoints, readUsage, readVideos, snapshotTotals, type WebhookEndpointRow } from '../../../projections/queries.ts';
 import type { ProjectionWatcher } from '../../../projections/watcher.ts';
 import { createMailer, type MailOptions } from '../mailer.ts';
 import { OutboxSender } from '../outbox.ts';
 import { deliveryIdOf, recordDeliveries, type NewDelivery } from './deliveries.ts';
 import { WebhookDispatcher } from './dispatcher.ts';
+import { balanceChangesOf, watchBalances, type BalanceCandidate, type BalanceChanges } from './low-balance.ts';
 import { bodyOf, causeOf, dataOf, type VideoFacts, type WebhookCause } from './payloads.ts';
 import type { SecretBox } from './secret-box.ts';
 
@@ -97,9 +98,13 @@ export class WebhookReactor {
     if (page.length === 0) return;
     const last = page[page.length - 1]!.position;
     const causes = page.map(causeOf).filter((c): c is WebhookCause => c !== null);
-    const deliveries = causes.length > 0 ? await this.deliveriesOf(causes, last) : [];
+    const balance = balanceChangesOf(page);
+    const prepared = causes.length > 0 || balance.spenders.size > 0 ? await this.prepare(causes, balance, last) : { deliveries: [], candidates: [] };
+    let recorded = 0;
     await withTransaction(this.deps.pool, async (client) => {
-      await recordDeliveries(client, deliveries);
+      const lowBalance = await watchBalances(client, balance, prepared.candidates, this.deps.clock.now());
+      await recordDeliveries(client, [...prepared.deliveries, ...lowBalance]);
+      recorded = prepared.deliveries.length + lowBalance.length;
       // Never moves back: a second reactor (another projector process) must not rewind this one.
       await client.query(
         `INSERT INTO webhooks.checkpoint (id, commit_position, prepare_position) VALUES (1, $1, $2)
@@ -108,19 +113,34 @@ export class WebhookReactor {
         [last.commit.toString(), last.prepare.toString()],
       );
     });
-    if (deliveries.length > 0) this.dispatcher.kick();
+    if (recorded > 0) this.dispatcher.kick();
   }
 
-  private async deliveriesOf(causes: WebhookCause[], last: Position): Promise<NewDelivery[]> {
+  /**
+   * The page's deliveries (but balance.low's, decided in the transaction) and the organizations
+   * whose balance to look at. Organizations without an endpoint for these events cost one query.
+   */
+  private async prepare(causes: WebhookCause[], balance: BalanceChanges, last: Position): Promise<{ deliveries: NewDelivery[]; candidates: BalanceCandidate[] }> {
     const { pool, watcher } = this.deps;
-    // Endpoints and videos come from the read models: wait until they hold this page.
-    if (!(await watcher.waitFor(last, READ_MODEL_WAIT_MS))) throw new Error('read models did not reach the page of webhook events in time');
-    const orgIds = [...new Set(causes.map((c) => c.orgId))];
+    const orgIds = [...new Set([...causes.map((c) => c.orgId), ...balance.spenders.keys()])];
+    // An endpoint is in the read model before its creation was answered (read-your-writes).
     const endpoints = await enabledWebhookEndpoints(pool, orgIds);
-    if (endpoints.length === 0) return [];
     const targeted = causes
       .map((cause) => ({ cause, targets: endpoints.filter((e) => subscribed(e, cause)) }))
       .filter((t) => t.targets.length > 0);
+    const watching = [...balance.spenders].map(([orgId, event]) => ({
+      orgId,
+      event,
+      endpoints: endpoints.filter((e) => e.org_id === orgId && e.mode === 'live' && e.events.includes('balance.low')),
+    })).filter((w) => w.endpoints.length > 0);
+    if (targeted.length === 0 && watching.length === 0) return { deliveries: [], candidates: [] };
+    // Videos and usage come from the read models: wait until they hold this page.
+    if (!(await watcher.waitFor(last, READ_MODEL_WAIT_MS))) throw new Error('read models did not reach the page of webhook events in time');
+    const candidates: BalanceCandidate[] = [];
+    for (const w of watching) {
+      const usage = await readUsage(pool, w.orgId);
+      if (usage) candidates.push({ ...w, usage });
+    }
     const facts = await this.factsOf(targeted.map((t) => t.cause));
     const deliveries: NewDelivery[] = [];
     for (const { cause, targets } of targeted) {
@@ -130,7 +150,7 @@ export class WebhookReactor {
       const body = bodyOf(cause.type, cause.timestamp, dataOf(cause, videoFacts));
       for (const endpoint of targets) {
         deliveries.push({
-          deliveryId: deliveryIdOf(cause.event.id, endpoint.endpoint_id),
+          deliveryId: deliveryIdOf(cause.event.id, cause.type, endpoint.endpoint_id),
           endpointId: endpoint.endpoint_id,
           orgId: cause.orgId,
           eventId: cause.event.id,
@@ -141,7 +161,7 @@ export class WebhookReactor {
         });
       }
     }
-    return deliveries;
+    return { deliveries, candidates };
   }
 
   private async factsOf(causes: WebhookCause[]): Promise<Map<string, VideoFacts>> {

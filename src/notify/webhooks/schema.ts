@@ -41,4 +41,10 @@ export const webhookMigrations: readonly Migration[] = [
         last_success_at timestamptz
       );`,
   },
+  {
+    // balance.low, once per crossing: each organization's threshold (null: the default) and
+    // whether a fall below it is still to be told (a deposit arms it again).
+    id: 'webhooks/002-balance-watch',
+    sql: `CREATE TABLE webhooks.balance_watch (org_id text PRIMARY KEY, threshold bigint, armed boolean NOT NULL DEFAULT true);`,
+  },
 ];
