@@ -265,6 +265,26 @@ describe('webhook deliveries', () => {
     void org;
   });
 
+  test('at most 10 in flight per endpoint; a slow endpoint does not hold up another organization\'s', async (t) => {
+    const slow = await subscribed(['snapshot.created']);
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    t.after(() => release());
+    receiver.script(slow.path, ...Array.from({ length: 12 }, () => ({ status: 200, hold: held })));
+    for (let i = 0; i < 12; i++) await tracked(slow.api);
+    await receiver.waitFor(slow.path, 10);
+    const other = await subscribed(['snapshot.created']);
+    await tracked(other.api);
+    await receiver.waitFor(other.path, 1);
+    assert.equal(receiver.on(slow.path).length, 10, 'ten held, the other two wait for a place');
+    release();
+    await receiver.waitFor(slow.path, 12);
+    await until('all twelve delivered', async () => {
+      const list = await deliveriesOf(slow.api, slow.endpoint.id);
+      return list.deliveries.length === 12 && list.deliveries.every((d: { status: string }) => d.status === 'delivered') ? true : undefined;
+    }, 10_000, 20);
+  });
+
   test('nothing is sent to an endpoint that is not subscribed to the event type', async () => {
     const { api, path } = await subscribed(['tracking.completed']);
     await tracked(api);
