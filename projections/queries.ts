@@ -184,3 +184,34 @@ export async function snapshotTotals(pool: Pool, videoId: string): Promise<{ cou
   const { count, ...last } = row;
   return { count, last };
 }
+
+export interface MetricAlertRow {
+  alert_id: string;
+  org_id: string;
+  mode: KeyMode;
+  video_id: string;
+  metric: string;
+  condition: Record<string, string>;
+  created_at: Date;
+}
+
+const ALERT_COLUMNS = `alert_id, org_id, mode, video_id, metric, condition, created_at`;
+
+export async function readAlert(pool: Pool, alertId: string): Promise<MetricAlertRow | null> {
+  const { rows } = await pool.query<MetricAlertRow>(`SELECT ${ALERT_COLUMNS} FROM ${rm}.metric_alerts WHERE alert_id = $1`, [alertId]);
+  return rows[0] ?? null;
+}
+
+export async function listAlerts(pool: Pool, orgId: string, mode: KeyMode): Promise<MetricAlertRow[]> {
+  const { rows } = await pool.query<MetricAlertRow>(
+    `SELECT ${ALERT_COLUMNS} FROM ${rm}.metric_alerts WHERE org_id = $1 AND mode = $2 ORDER BY created_at, alert_id`,
+    [orgId, mode],
+  );
+  return rows;
+}
+
+/** Alerts of these organizations (any mode): those a page of snapshots may fire. */
+export async function alertsOfOrganizations(pool: Pool, orgIds: readonly string[]): Promise<MetricAlertRow[]> {
+  const { rows } = await pool.query<MetricAlertRow>(`SELECT ${ALERT_COLUMNS} FROM ${rm}.metric_alerts WHERE org_id = ANY($1::text[])`, [orgIds]);
+  return rows;
+}

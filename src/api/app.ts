@@ -16,6 +16,7 @@ import { UsageReads } from './read-cache.ts';
 import { usageRoutes } from './routes/usage.ts';
 import { videoRoutes } from './routes/videos.ts';
 import { webhookRoutes } from './routes/webhooks.ts';
+import { alertRoutes } from './routes/alerts.ts';
 import { Health, MAX_ID_LENGTH } from './schemas.ts';
 
 export const API_PREFIX = '/api/v1';
@@ -111,6 +112,7 @@ export async function buildApp(given: ApiDeps, options: FastifyServerOptions = {
       await api.register(videoRoutes(deps, usage));
       await api.register(usageRoutes(deps, usage));
       if (deps.webhooks) await api.register(webhookRoutes(deps, deps.webhooks));
+      await api.register(alertRoutes(deps));
     },
     { prefix: API_PREFIX },
   );

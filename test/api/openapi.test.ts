@@ -34,6 +34,9 @@ const OPERATIONS: Array<[string, string, number]> = [
   ['/webhooks/{id}/deliveries', 'get', 200],
   ['/webhooks/{id}/deliveries/{delivery_id}/replay', 'post', 202],
   ['/webhooks/{id}/recover', 'post', 202],
+  ['/alerts', 'post', 201],
+  ['/alerts', 'get', 200],
+  ['/alerts/{id}', 'delete', 200],
 ];
 
 /** Error statuses each operation can answer with (spec §4, §5, §7, §8 and DESIGN §8). */
@@ -56,6 +59,9 @@ const ERRORS: Record<string, number[]> = {
   'get /webhooks/{id}/deliveries': [400, 401, 403, 404, 429, 503],
   'post /webhooks/{id}/deliveries/{delivery_id}/replay': [400, 401, 403, 404, 429, 503],
   'post /webhooks/{id}/recover': [400, 401, 403, 404, 429, 503],
+  'post /alerts': [400, 401, 403, 404, 409, 429, 503],
+  'get /alerts': [400, 401, 429, 503],
+  'delete /alerts/{id}': [400, 401, 403, 404, 429, 503],
 };
 
 /** Follows a local `#/...` reference. */

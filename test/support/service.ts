@@ -4,6 +4,9 @@
 // so tests can walk through hours and days in milliseconds. (The completion e-mail reactor is
 // left out: test/notify starts its own, to control its SMTP server.)
 import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import pino from 'pino';
 import { ManualClock } from '../../src/clock.ts';
 import { apiLogger } from '../../src/api/app.ts';
@@ -33,9 +36,11 @@ export type TestService = Awaited<ReturnType<typeof startTestService>>;
 
 export async function startTestService(options: TestServiceOptions = {}) {
   const db = await createTestDatabase();
+  // The webhook reactor writes e-mails (.eml, no SMTP here): into a folder of this service's own.
+  const dataDir = options.webhooks ? fs.mkdtempSync(path.join(os.tmpdir(), 'vidtrack-webhooks-')) : null;
   const clock = new ManualClock(options.start ?? '2026-03-01T00:00:00.000Z');
   const collectors = createCollectorSet({ live: options.live ?? {}, fallbackToSimulator: options.fallbackToSimulator ?? true });
-  const config = { ...loadConfig({ WEBHOOK_KEY: randomBytes(32).toString('base64'), ...options.env, DATABASE_URL: db.url }, ['all']), ...(options.failedAuthLimit ? { failedAuthLimit: options.failedAuthLimit } : {}) };
+  const config = { ...loadConfig({ WEBHOOK_KEY: randomBytes(32).toString('base64'), ...(dataDir ? { DATA_DIR: dataDir } : {}), ...options.env, DATABASE_URL: db.url }, ['all']), ...(options.failedAuthLimit ? { failedAuthLimit: options.failedAuthLimit } : {}) };
   let runnerError: unknown = null;
   const service = createService(config, {
     clock,
@@ -57,6 +62,7 @@ export async function startTestService(options: TestServiceOptions = {}) {
     running = await service.start();
   } catch (error) {
     await db.drop();
+    if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
     throw error;
   }
   const { store, watcher, metrics, work, webhooks } = running;
@@ -100,6 +106,8 @@ export async function startTestService(options: TestServiceOptions = {}) {
     collectors,
     metrics,
     webhooks,
+    /** The service's DATA_DIR when it runs the webhook reactor (its e-mails land in `mail/`). */
+    dataDir,
     settle,
     organization,
     async close() {
@@ -107,6 +115,7 @@ export async function startTestService(options: TestServiceOptions = {}) {
         await service.stop();
       } finally {
         await db.drop();
+        if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
       }
     },
   };

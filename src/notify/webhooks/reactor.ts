@@ -9,12 +9,24 @@ import type { Clock } from '../../clock.ts';
 import { withTransaction } from '../../db/pool.ts';
 import type { UrlPolicy } from '../../domain/webhook-url.ts';
 import type { EventStore, Position, RecordedEvent } from '../../eventstore/port.ts';
-import { enabledWebhookEndpoints, readUsage, readVideos, snapshotTotals, type WebhookEndpointRow } from '../../../projections/queries.ts';
+import {
+  alertsOfOrganizations,
+  enabledWebhookEndpoints,
+  findOrganization,
+  readSnapshots,
+  readUsage,
+  readVideos,
+  snapshotTotals,
+  type MetricAlertRow,
+  type SnapshotRow,
+  type WebhookEndpointRow,
+} from '../../../projections/queries.ts';
 import type { ProjectionWatcher } from '../../../projections/watcher.ts';
 import { createMailer, type MailOptions } from '../mailer.ts';
-import { OutboxSender } from '../outbox.ts';
+import { OutboxSender, recordMessages, type OutboxMessage } from '../outbox.ts';
 import { deliveryIdOf, recordDeliveries, type NewDelivery } from './deliveries.ts';
 import { WebhookDispatcher } from './dispatcher.ts';
+import { alertBody, alertEmail, alertsOn, firingsOf } from './metric-alerts.ts';
 import { balanceChangesOf, watchBalances, type BalanceCandidate, type BalanceChanges } from './low-balance.ts';
 import { bodyOf, causeOf, dataOf, type VideoFacts, type WebhookCause } from './payloads.ts';
 import type { SecretBox } from './secret-box.ts';
@@ -99,11 +111,12 @@ export class WebhookReactor {
     const last = page[page.length - 1]!.position;
     const causes = page.map(causeOf).filter((c): c is WebhookCause => c !== null);
     const balance = balanceChangesOf(page);
-    const prepared = causes.length > 0 || balance.spenders.size > 0 ? await this.prepare(causes, balance, last) : { deliveries: [], candidates: [] };
+    const prepared = causes.length > 0 || balance.spenders.size > 0 ? await this.prepare(causes, balance, last) : { deliveries: [], candidates: [], messages: [] };
     let recorded = 0;
     await withTransaction(this.deps.pool, async (client) => {
       const lowBalance = await watchBalances(client, balance, prepared.candidates, this.deps.clock.now());
       await recordDeliveries(client, [...prepared.deliveries, ...lowBalance]);
+      await recordMessages(client, prepared.messages);
       recorded = prepared.deliveries.length + lowBalance.length;
       // Never moves back: a second reactor (another projector process) must not rewind this one.
       await client.query(
@@ -114,13 +127,18 @@ export class WebhookReactor {
       );
     });
     if (recorded > 0) this.dispatcher.kick();
+    if (prepared.messages.length > 0) this.mailSender?.kick();
   }
 
   /**
    * The page's deliveries (but balance.low's, decided in the transaction) and the organizations
    * whose balance to look at. Organizations without an endpoint for these events cost one query.
    */
-  private async prepare(causes: WebhookCause[], balance: BalanceChanges, last: Position): Promise<{ deliveries: NewDelivery[]; candidates: BalanceCandidate[] }> {
+  private async prepare(
+    causes: WebhookCause[],
+    balance: BalanceChanges,
+    last: Position,
+  ): Promise<{ deliveries: NewDelivery[]; candidates: BalanceCandidate[]; messages: OutboxMessage[] }> {
     const { pool, watcher } = this.deps;
     const orgIds = [...new Set([...causes.map((c) => c.orgId), ...balance.spenders.keys()])];
     // An endpoint is in the read model before its creation was answered (read-your-writes).
@@ -133,7 +151,10 @@ export class WebhookReactor {
       event,
       endpoints: endpoints.filter((e) => e.org_id === orgId && e.mode === 'live' && e.events.includes('balance.low')),
     })).filter((w) => w.endpoints.length > 0);
-    if (targeted.length === 0 && watching.length === 0) return { deliveries: [], candidates: [] };
+    const snapshots = causes.filter((c) => c.event.type === 'SnapshotRecorded');
+    const alerts = snapshots.length > 0 ? await alertsOfOrganizations(pool, [...new Set(snapshots.map((c) => c.orgId))]) : [];
+    const watched = alerts.length > 0 ? snapshots.map((c) => ({ cause: c, alerts: alertsOn(c.event, alerts) })).filter((w) => w.alerts.length > 0) : [];
+    if (targeted.length === 0 && watching.length === 0 && watched.length === 0) return { deliveries: [], candidates: [], messages: [] };
     // Videos and usage come from the read models: wait until they hold this page.
     if (!(await watcher.waitFor(last, READ_MODEL_WAIT_MS))) throw new Error('read models did not reach the page of webhook events in time');
     const candidates: BalanceCandidate[] = [];
@@ -161,7 +182,44 @@ export class WebhookReactor {
         });
       }
     }
-    return { deliveries, candidates };
+    const fired = await this.alertsFired(watched, endpoints);
+    return { deliveries: [...deliveries, ...fired.deliveries], candidates, messages: fired.messages };
+  }
+
+  /** metric.alert: the firings of the page's snapshots, as deliveries and e-mails. */
+  private async alertsFired(watched: Array<{ cause: WebhookCause; alerts: MetricAlertRow[] }>, endpoints: readonly WebhookEndpointRow[]) {
+    const deliveries: NewDelivery[] = [];
+    const messages: OutboxMessage[] = [];
+    if (watched.length === 0) return { deliveries, messages };
+    const { pool } = this.deps;
+    const videos = new Map((await readVideos(pool, [...new Set(watched.map((w) => w.cause.videoId!))])).map((v) => [v.video_id, v]));
+    const snapshotsOf = new Map<string, SnapshotRow[]>();
+    const orgs = new Map<string, { name: string; email: string } | null>();
+    for (const { cause, alerts } of watched) {
+      const video = videos.get(cause.videoId!);
+      if (!video) continue;
+      if (!snapshotsOf.has(video.video_id)) snapshotsOf.set(video.video_id, await readSnapshots(pool, video.video_id));
+      for (const firing of firingsOf(cause.event, alerts, video, snapshotsOf.get(video.video_id)!)) {
+        const body = alertBody(firing);
+        const type = `metric.alert:${firing.alert.alert_id}`;
+        for (const endpoint of endpoints.filter((e) => subscribed(e, { ...cause, type: 'metric.alert' }))) {
+          deliveries.push({
+            deliveryId: deliveryIdOf(cause.event.id, type, endpoint.endpoint_id),
+            endpointId: endpoint.endpoint_id,
+            orgId: cause.orgId,
+            eventId: cause.event.id,
+            eventType: 'metric.alert',
+            videoId: cause.videoId,
+            body,
+            createdAt: this.deps.clock.now(),
+          });
+        }
+        if (!orgs.has(cause.orgId)) orgs.set(cause.orgId, await findOrganization(pool, cause.orgId));
+        const org = orgs.get(cause.orgId);
+        if (org) messages.push(alertEmail(firing, org, this.deps.mail.from));
+      }
+    }
+    return { deliveries, messages };
   }
 
   private async factsOf(causes: WebhookCause[]): Promise<Map<string, VideoFacts>> {
