@@ -5,8 +5,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { HOUR_MS } from '../../src/clock.ts';
-import { collectDue } from '../../src/collect/work.ts';
-import { API, client, expectStatus, newLink, tracked } from '../api/helpers.ts';
+import { collectDue, resumeFunded } from '../../src/collect/work.ts';
+import { API, client, expectStatus, newLink, passHours, tracked } from '../api/helpers.ts';
+import { deposit } from '../../src/commands/account-commands.ts';
+import { parseUsd } from '../../src/domain/money.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 import { until } from '../support/wait.ts';
 import { WebhookReceiver, webhooksQuiet } from '../support/webhook-receiver.ts';
@@ -283,6 +285,36 @@ describe('webhook deliveries', () => {
       const list = await deliveriesOf(slow.api, slow.endpoint.id);
       return list.deliveries.length === 12 && list.deliveries.every((d: { status: string }) => d.status === 'delivered') ? true : undefined;
     }, 10_000, 20);
+  });
+
+  test('tracking.failed when the platform deletes the video; tracking.paused and tracking.resumed with the funds', async () => {
+    const failing = await subscribed(['tracking.failed']);
+    const deleted = await tracked(failing.api, newLink('youtube', '410'), 1);
+    await passHours(service, 4);
+    const [failed] = await receiver.waitFor(failing.path, 1);
+    assert.equal(failed!.json.type, 'tracking.failed');
+    assert.equal(failed!.json.data.video.id, deleted.id);
+    assert.equal(failed!.json.data.video.status, 'error');
+    assert.equal(failed!.json.data.video.is_deleted, true);
+
+    const org = await service.organization({ usd: '0.40' });
+    const api = client(service, org.liveKey);
+    const path = `/hook-${++paths}`;
+    const endpoint = expectStatus(await api.post('/webhooks', { url: receiver.url + path, events: ['tracking.paused', 'tracking.resumed'] }), 201);
+    receiver.expect(path, endpoint.secret);
+    const first = await tracked(api, newLink('youtube'), 1);
+    const second = await tracked(api, newLink('youtube'), 1);
+    await passHours(service, 14); // two videos spend 0.03 an hour: 0.40 runs out
+    const [paused] = await receiver.waitFor(path, 1);
+    assert.equal(paused!.json.type, 'tracking.paused');
+    assert.ok([first.id, second.id].includes(paused!.json.data.video.id));
+    assert.equal(paused!.json.data.video.status, 'paused');
+    await deposit(service.store, service.clock, org.orgId, parseUsd('10')!, 'more');
+    await service.settle();
+    await resumeFunded(service.work); // the scheduler's job that resumes what a deposit pays for
+    const resumed = await until('tracking.resumed', () => receiver.on(path).find((r) => r.json.type === 'tracking.resumed'), 10_000, 20);
+    assert.equal(resumed.json.data.video.status, 'monitoring');
+    assert.ok(receiver.on(path).every((r) => r.verifiedWith[0]));
   });
 
   test('nothing is sent to an endpoint that is not subscribed to the event type', async () => {

@@ -135,10 +135,14 @@ export async function failPendingOf(pool: Pool, endpointId: string, reason: stri
   );
 }
 
-/** Service time of the earliest pending delivery not under a live claim; null when none. */
-export async function nextDue(pool: Pool): Promise<Date | null> {
+/**
+ * Service time of the earliest pending delivery still to come due; null when none. (Those due
+ * already and not claimed wait behind another send, which kicks the dispatcher when it ends.)
+ */
+export async function nextDue(pool: Pool, now: Date): Promise<Date | null> {
   const { rows } = await pool.query<{ at: Date | null }>(
-    `SELECT min(next_attempt_at) AS at FROM webhooks.deliveries WHERE status = 'pending'`,
+    `SELECT min(next_attempt_at) AS at FROM webhooks.deliveries WHERE status = 'pending' AND next_attempt_at > $1`,
+    [now],
   );
   return rows[0]?.at ?? null;
 }

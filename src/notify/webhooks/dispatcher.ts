@@ -92,9 +92,12 @@ export class WebhookDispatcher {
       for (const delivery of claimed) this.track(this.attempt(delivery));
     }
     if (this.stopped) return;
-    const due = await nextDue(this.deps.pool);
+    const now = this.deps.clock.now();
+    const due = await nextDue(this.deps.pool, now);
+    // Due already but not claimed: it waits behind an earlier delivery of its video or for one
+    // of its endpoint's 10 places, and the send that frees it kicks; the poll is the fallback.
     if (due === null) return this.wakeIn(POLL_MS);
-    const waitMs = (due.getTime() - this.deps.clock.now().getTime()) / this.deps.timeScale;
+    const waitMs = (due.getTime() - now.getTime()) / this.deps.timeScale;
     this.wakeIn(Math.min(POLL_MS, Math.max(10, Math.ceil(waitMs))));
   }
 
