@@ -261,7 +261,11 @@ describe('webhook deliveries', () => {
       const body = expectStatus(await api.get(`/webhooks/${endpoint.id}`), 200);
       return body.enabled === false && body.disabled_reason === 'failing' ? body : undefined;
     }, 10_000, 20);
-    const { rows } = await service.db.pool.query(`SELECT message FROM notify.outbox WHERE message_id LIKE $1`, [`<${endpoint.id}.disabled.%`]);
+    // Recorded just after the disable (which the GET above already shows).
+    const rows = await until('the e-mail about the disabled endpoint recorded', async () => {
+      const found = await service.db.pool.query(`SELECT message FROM notify.outbox WHERE message_id LIKE $1`, [`<${endpoint.id}.disabled.%`]);
+      return found.rows.length > 0 ? found.rows : undefined;
+    }, 10_000, 20);
     assert.equal(rows.length, 1);
     assert.equal(rows[0].message.to, 'owner@example.test');
     void org;

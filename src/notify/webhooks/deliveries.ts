@@ -72,18 +72,25 @@ export async function claimDue(pool: Pool, now: Date, limit: number): Promise<Cl
   try {
     await client.query('BEGIN');
     await client.query(`SELECT pg_advisory_xact_lock(hashtext('webhooks.claim'))`);
+    // Per endpoint with work due, its oldest due deliveries (an index walk each, so a deep
+    // backlog costs only its first rows), less the places its sends in flight already hold.
     const { rows } = await client.query<Claimed>(
-      `WITH due AS (
-         SELECT d.delivery_id, d.endpoint_id, d.seq FROM webhooks.deliveries d
-         WHERE d.status = 'pending' AND d.next_attempt_at <= $1 AND (d.claimed_until IS NULL OR d.claimed_until < now())
-           AND NOT EXISTS (SELECT FROM webhooks.deliveries e
-                           WHERE e.status = 'pending' AND e.endpoint_id = d.endpoint_id AND e.video_id = d.video_id AND e.seq < d.seq)
+      `WITH endpoints AS (
+         SELECT DISTINCT endpoint_id FROM webhooks.deliveries WHERE status = 'pending' AND next_attempt_at <= $1
        ), busy AS (
          SELECT endpoint_id, count(*)::int AS n FROM webhooks.deliveries
-         WHERE status = 'pending' AND claimed_until >= now() AND endpoint_id IN (SELECT endpoint_id FROM due) GROUP BY endpoint_id
+         WHERE status = 'pending' AND claimed_until >= now() AND endpoint_id IN (SELECT endpoint_id FROM endpoints) GROUP BY endpoint_id
        ), ranked AS (
-         SELECT due.delivery_id, due.seq, row_number() OVER (PARTITION BY due.endpoint_id ORDER BY due.seq) + coalesce(busy.n, 0) AS slot
-         FROM due LEFT JOIN busy USING (endpoint_id)
+         SELECT c.delivery_id, c.seq, row_number() OVER (PARTITION BY e.endpoint_id ORDER BY c.seq) + coalesce(b.n, 0) AS slot
+         FROM endpoints e LEFT JOIN busy b USING (endpoint_id)
+         CROSS JOIN LATERAL (
+           SELECT d.delivery_id, d.seq FROM webhooks.deliveries d
+           WHERE d.endpoint_id = e.endpoint_id AND d.status = 'pending' AND d.next_attempt_at <= $1
+             AND (d.claimed_until IS NULL OR d.claimed_until < now())
+             AND NOT EXISTS (SELECT FROM webhooks.deliveries o
+                             WHERE o.status = 'pending' AND o.endpoint_id = d.endpoint_id AND o.video_id = d.video_id AND o.seq < d.seq)
+           ORDER BY d.seq LIMIT $3
+         ) c
        ), chosen AS (
          SELECT delivery_id FROM ranked WHERE slot <= $3 ORDER BY seq LIMIT $2
        )

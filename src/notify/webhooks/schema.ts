@@ -47,4 +47,9 @@ export const webhookMigrations: readonly Migration[] = [
     id: 'webhooks/002-balance-watch',
     sql: `CREATE TABLE webhooks.balance_watch (org_id text PRIMARY KEY, threshold bigint, armed boolean NOT NULL DEFAULT true);`,
   },
+  {
+    // The claim walks each endpoint's pending deliveries in order.
+    id: 'webhooks/003-pending-by-endpoint',
+    sql: `CREATE INDEX deliveries_pending ON webhooks.deliveries (endpoint_id, seq) WHERE status = 'pending';`,
+  },
 ];
