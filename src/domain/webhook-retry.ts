@@ -7,7 +7,7 @@ export const RETRY_DELAYS_MS: readonly number[] = [5_000, 5 * 60_000, 30 * 60_00
 export const MAX_ATTEMPTS = RETRY_DELAYS_MS.length + 1;
 /** Up to this share of a wait is added at random. */
 export const JITTER = 0.1;
-/** A Retry-After longer than this is not waited for: the schedule's longest wait applies. */
+/** A Retry-After (wall time) longer than this is cut to it. */
 export const MAX_RETRY_AFTER_MS = 10 * 3_600_000;
 /** An endpoint whose deliveries have all failed for this long is disabled. */
 export const FAILING_ENDPOINT_DISABLE_MS = 5 * 24 * 3_600_000;
@@ -16,7 +16,7 @@ export type AttemptOutcome =
   | { kind: 'delivered' }
   /** 410 Gone: the receiver says the endpoint is no more; it is disabled. */
   | { kind: 'gone' }
-  /** Anything else: `retryAfterMs` when a 429 or 503 said how long to wait. */
+  /** Anything else: `retryAfterMs` (service time) when a 429 or 503 said how long to wait. */
   | { kind: 'failed'; retryAfterMs: number | null };
 
 /**
@@ -28,7 +28,17 @@ export function nextAttemptDelay(attempts: number, outcome: AttemptOutcome, rand
   const scheduled = RETRY_DELAYS_MS[attempts - 1]!;
   const wait = scheduled + Math.floor(scheduled * JITTER * random);
   if (outcome.retryAfterMs === null) return wait;
-  return Math.max(0, Math.min(outcome.retryAfterMs, MAX_RETRY_AFTER_MS));
+  return Math.max(0, outcome.retryAfterMs);
+}
+
+/**
+ * A receiver's Retry-After is real time (it is the receiver's own rate limit, and like the
+ * service's rate-limit windows it does not speed up with TIME_SCALE): as a wait on the service
+ * clock, after a cap.
+ */
+export function retryAfterOnServiceClock(wallMs: number | null, timeScale: number): number | null {
+  if (wallMs === null) return null;
+  return Math.min(wallMs, MAX_RETRY_AFTER_MS) * timeScale;
 }
 
 /** A Retry-After header (seconds, or an HTTP date) in ms from `now`; null when absent or unreadable. */

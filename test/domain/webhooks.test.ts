@@ -1,7 +1,7 @@
 // The webhooks decider and the retry schedule: given events, when a command, then events.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { MAX_ATTEMPTS, nextAttemptDelay, outcomeOf, parseRetryAfter } from '../../src/domain/webhook-retry.ts';
+import { MAX_ATTEMPTS, nextAttemptDelay, outcomeOf, parseRetryAfter, retryAfterOnServiceClock } from '../../src/domain/webhook-retry.ts';
 import { checkWebhookUrl } from '../../src/domain/webhook-url.ts';
 import { decideWebhooks, evolveWebhooks, initialWebhooksState, type WebhookCommand, type WebhooksState } from '../../src/domain/webhooks.ts';
 
@@ -57,6 +57,9 @@ describe('retry schedule', () => {
     assert.equal(parseRetryAfter('120', 0), 120_000);
     assert.equal(parseRetryAfter('Thu, 01 Jan 1970 00:01:00 GMT', 0), 60_000);
     assert.equal(parseRetryAfter('soon', 0), null);
+    // Real seconds: at TIME_SCALE=3600 a 2 s Retry-After is 2 h of service time; capped at 10 h of real time.
+    assert.equal(retryAfterOnServiceClock(2_000, 3600), 7_200_000);
+    assert.equal(retryAfterOnServiceClock(48 * 3_600_000, 1), 10 * 3_600_000);
   });
 });
 

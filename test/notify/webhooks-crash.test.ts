@@ -42,3 +42,41 @@ test('kill -9 between send and record: delivered again with the same webhook-id'
   }, 30_000);
   await service.stop();
 });
+
+test('a real service at TIME_SCALE=3600: retries on the service clock until the receiver answers 2xx, then a 410 disables the endpoint', async (t) => {
+  const receiver = await new WebhookReceiver().start();
+  t.after(() => receiver.stop());
+  const service = serviceProcess({ TIME_SCALE: '3600', WEBHOOK_ALLOW_HOSTS: '127.0.0.1', WEBHOOK_ALLOW_PRIVATE: '1' });
+  t.after(() => service.cleanup());
+  await service.start();
+  const { org_id: orgId } = await service.admin('org', 'create', '--name', 'Scaled', '--email', 'ops@scaled.test', '--plan', 'enterprise', '--rate-limit', '100000');
+  const { api_key: key } = (await service.admin('key', 'create', '--org', String(orgId), '--name', 'hooks', '--mode', 'test')) as { api_key: string };
+  const created = await service.api('POST', '/webhooks', key, { url: `${receiver.url}/scaled`, events: ['video.stopped'] });
+  assert.equal(created.status, 201, JSON.stringify(created.body));
+  receiver.expect('/scaled', created.body.secret);
+
+  // Failing three times: at once, then 5 s, 5 min and 30 min of service time later (about half a second here).
+  receiver.script('/scaled', 500, 503, 502);
+  const first = await service.api('POST', '/videos/track', key, { video_link: 'https://youtu.be/scaledhook1', duration_days: 1 });
+  assert.equal(first.status, 201, JSON.stringify(first.body));
+  assert.equal((await service.api('POST', `/videos/${first.body.id}/stop`, key)).status, 200);
+  const requests = await receiver.waitFor('/scaled', 4, 30_000);
+  assert.equal(new Set(requests.map((r) => r.id)).size, 1, 'one webhook-id across the retries');
+  assert.ok(requests.every((r) => r.verifiedWith[0]), 'every attempt verifies');
+  assert.equal(requests[0]!.json.type, 'video.stopped');
+  await until('the delivery recorded as delivered after 4 attempts', async () => {
+    const list = await service.api('GET', `/webhooks/${created.body.id}/deliveries`, key);
+    const [only] = list.body.deliveries;
+    return only?.status === 'delivered' && only.attempts === 4 ? true : undefined;
+  }, 30_000);
+
+  receiver.script('/scaled', 410);
+  const second = await service.api('POST', '/videos/track', key, { video_link: 'https://youtu.be/scaledhook2', duration_days: 1 });
+  assert.equal((await service.api('POST', `/videos/${second.body.id}/stop`, key)).status, 200);
+  await receiver.waitFor('/scaled', 5, 30_000);
+  await until('the endpoint disabled after 410', async () => {
+    const endpoint = await service.api('GET', `/webhooks/${created.body.id}`, key);
+    return endpoint.body.enabled === false && endpoint.body.disabled_reason === 'gone' ? true : undefined;
+  }, 30_000);
+  await service.stop();
+});

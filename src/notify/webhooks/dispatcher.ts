@@ -7,7 +7,7 @@ import type { Pool } from 'pg';
 import type { Clock } from '../../clock.ts';
 import { disableWebhookEndpoint } from '../../commands/webhook-commands.ts';
 import { withTransaction } from '../../db/pool.ts';
-import { FAILING_ENDPOINT_DISABLE_MS, nextAttemptDelay, outcomeOf, parseRetryAfter } from '../../domain/webhook-retry.ts';
+import { FAILING_ENDPOINT_DISABLE_MS, nextAttemptDelay, outcomeOf, parseRetryAfter, retryAfterOnServiceClock } from '../../domain/webhook-retry.ts';
 import type { UrlPolicy } from '../../domain/webhook-url.ts';
 import type { DisabledReason } from '../../domain/webhooks.ts';
 import type { EventStore } from '../../eventstore/port.ts';
@@ -122,7 +122,7 @@ export class WebhookDispatcher {
     const timestamp = Math.floor(wall.now().getTime() / 1000);
     const headers = webhookHeaders(secrets, delivery.delivery_id, timestamp, delivery.body);
     const result: AttemptResult = await (this.deps.post ?? postWebhook)(endpoint.url, headers, delivery.body, this.deps.policy);
-    const outcome = outcomeOf(result.status, parseRetryAfter(result.retryAfter, wall.now().getTime()));
+    const outcome = outcomeOf(result.status, retryAfterOnServiceClock(parseRetryAfter(result.retryAfter, wall.now().getTime()), this.deps.timeScale));
     const now = clock.now();
     const delay = nextAttemptDelay(delivery.attempts, outcome, (this.deps.random ?? Math.random)());
     const status = outcome.kind === 'delivered' ? 'delivered' : delay === null ? 'failed' : 'pending';
