@@ -48,17 +48,17 @@ export async function createDatabase(server: BenchServer, name: string): Promise
 export type BenchService = Awaited<ReturnType<typeof startBenchService>>;
 
 /** One webhook key for the bench's projector and API (else each would make DATA_DIR/webhook.key in the working folder). */
-const WEBHOOK_KEY = randomBytes(32).toString('base64');
+export const WEBHOOK_KEY = randomBytes(32).toString('base64');
 
 /**
  * The service as createService composes it (src/service.ts), with the projector running and
  * the scheduler's rounds called by the benchmark on a ManualClock; the API, when a benchmark
  * wants it, is another createService on the same database (startBenchApi).
  */
-export async function startBenchService(url: string, options: { batchSize?: number; start?: string } = {}) {
+export async function startBenchService(url: string, options: { batchSize?: number; start?: string; env?: NodeJS.ProcessEnv } = {}) {
   const clock = new ManualClock(options.start ?? '2026-01-01T00:00:00.000Z');
   const collectors = createCollectorSet({ live: {}, fallbackToSimulator: true });
-  const service = createService(loadConfig({ DATABASE_URL: url, LOG_LEVEL: 'warn', WEBHOOK_KEY }, ['projector']), {
+  const service = createService(loadConfig({ DATABASE_URL: url, LOG_LEVEL: 'warn', WEBHOOK_KEY, ...options.env }, ['projector']), {
     clock,
     collectors,
     log: pino({ level: 'warn' }, pino.destination(2)),

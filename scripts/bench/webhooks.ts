@@ -15,7 +15,11 @@ import { WebhookDispatcher } from '../../src/notify/webhooks/dispatcher.ts';
 import { newWebhookSecret, SecretBox } from '../../src/notify/webhooks/secret-box.ts';
 import { webhooksProjection } from '../../projections/webhooks.ts';
 import { READ_SCHEMA } from '../../projections/index.ts';
-import { createDatabase } from './env.ts';
+import { HOUR_MS } from '../../src/clock.ts';
+import { collectDue } from '../../src/collect/work.ts';
+import { createWebhookEndpoint } from '../../src/commands/webhook-commands.ts';
+import { createDatabase, startBenchService, WEBHOOK_KEY, type BenchService } from './env.ts';
+import { seedOrganizations, seedVideos } from './seed.ts';
 import type { Benchmark, Figure } from './types.ts';
 
 async function receiver(): Promise<{ url: string; count: () => number; close: () => Promise<void> }> {
@@ -62,6 +66,8 @@ export const webhooksBenchmark: Benchmark = {
   async run(context) {
     const url = await createDatabase(context.server, 'vidtrack_bench_webhooks');
     const pool = new pg.Pool({ connectionString: url, max: 20 });
+    // An idle connection cut by the server (it stops at the end of the run) is no failure of the benchmark.
+    pool.on('error', () => undefined);
     const sink = await receiver();
     try {
       await migrate(pool, allMigrations);
@@ -127,6 +133,7 @@ export const webhooksBenchmark: Benchmark = {
           notes: 'claimed, signed, sent and marked one by one in PostgreSQL',
         });
       }
+      figures.push(await collectionWithWebhooks(context, sink.url));
       return figures;
     } finally {
       await sink.close();
@@ -134,3 +141,69 @@ export const webhooksBenchmark: Benchmark = {
     }
   },
 };
+
+/** One hour of collection for every video, until the read models and the webhook reactor have caught up; snapshots per second. */
+async function collectHour(service: BenchService, videos: number): Promise<number> {
+  service.clock.advance(HOUR_MS);
+  const t0 = performance.now();
+  let snapshots = 0;
+  for (;;) {
+    const round = await collectDue(service.work);
+    snapshots += round.counts.get('SnapshotRecorded') ?? 0;
+    if (round.claimed === 0) break;
+  }
+  await service.settle();
+  const head = await service.store.headPosition();
+  const deadline = Date.now() + 600_000;
+  while (head) {
+    const { rows } = await service.pool.query(`SELECT 1 FROM webhooks.checkpoint WHERE (commit_position, prepare_position) >= ($1::numeric, $2::numeric)`, [
+      head.commit.toString(),
+      head.prepare.toString(),
+    ]);
+    if (rows.length > 0) break;
+    if (Date.now() > deadline) throw new Error('the webhook reactor did not catch up in 10 minutes');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  if (snapshots !== videos) throw new Error(`expected ${videos} snapshots, collected ${snapshots}`);
+  return snapshots / ((performance.now() - t0) / 1000);
+}
+
+/**
+ * Collection with `snapshot.created` subscribed for every video (an endpoint per organization,
+ * recording one delivery per snapshot and sending them meanwhile) against the hour before,
+ * without endpoints.
+ */
+async function collectionWithWebhooks(context: Parameters<Benchmark['run']>[0], receiverUrl: string): Promise<Figure> {
+  const videos = context.smoke ? 200 : 20_000;
+  const service = await startBenchService(await createDatabase(context.server, 'vidtrack_bench_webhooks_collect'), {
+    batchSize: context.smoke ? 100 : 5_000,
+    env: { WEBHOOK_ALLOW_HOSTS: '127.0.0.1', WEBHOOK_ALLOW_PRIVATE: '1' },
+  });
+  try {
+    const orgs = await seedOrganizations(service.store, service.clock, 10);
+    await seedVideos(service.store, service.clock, orgs, videos, { durationDays: 30, batch: 5_000 });
+    await service.settle();
+    const without = await collectHour(service, videos);
+    const box = SecretBox.fromKey(Buffer.from(WEBHOOK_KEY, 'base64'));
+    for (const org of orgs) {
+      await createWebhookEndpoint(service.store, service.clock, box, { orgId: org.orgId, mode: 'live', url: `${receiverUrl}/${org.orgId}`, events: ['snapshot.created'], description: null });
+    }
+    await service.settle();
+    const withHooks = await collectHour(service, videos);
+    const { rows } = await service.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM webhooks.deliveries`);
+    if (rows[0]!.n < videos) throw new Error(`expected ${videos} deliveries recorded, found ${rows[0]!.n}`);
+    context.log(`collection of ${videos} videos: ${Math.round(without)}/s without webhooks, ${Math.round(withHooks)}/s with snapshot.created subscribed`);
+    return {
+      figure: `snapshots collected with snapshot.created subscribed for every video (${videos.toLocaleString('en-US')})`,
+      value: withHooks,
+      unit: '/s',
+      limit: without,
+      limitLabel: 'the same hour without endpoints',
+      target: '>= 0.8 of limit',
+      met: context.smoke ? null : withHooks >= 0.8 * without,
+      notes: 'deliveries recorded by the reactor, sent meanwhile',
+    };
+  } finally {
+    await service.close();
+  }
+}

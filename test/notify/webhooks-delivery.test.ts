@@ -48,11 +48,17 @@ async function deliveriesOf(api: ReturnType<typeof client>, endpointId: string, 
   return expectStatus(await api.get(`/webhooks/${endpointId}/deliveries${query}`), 200);
 }
 
-/** Waits until the endpoint's newest delivery shows `status` with `attempts` attempts. */
+/**
+ * Waits until the endpoint's newest delivery shows `status` with `attempts` attempts, its
+ * attempt recorded: a pending one counts its attempt when claimed, and is only rescheduled
+ * (a next attempt in the future) once the answer is recorded.
+ */
 async function deliveryState(api: ReturnType<typeof client>, endpointId: string, status: string, attempts: number) {
   return until(`a delivery of ${endpointId} ${status} after ${attempts} attempt(s)`, async () => {
     const [newest] = (await deliveriesOf(api, endpointId)).deliveries;
-    return newest && newest.status === status && newest.attempts === attempts ? newest : undefined;
+    if (!newest || newest.status !== status || newest.attempts !== attempts) return undefined;
+    if (status === 'pending' && !(Date.parse(newest.next_attempt_at) > service.clock.now().getTime())) return undefined;
+    return newest;
   }, 10_000, 20);
 }
 

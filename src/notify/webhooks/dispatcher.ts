@@ -88,6 +88,8 @@ export class WebhookDispatcher {
       const room = concurrency - this.inFlight.size;
       if (room <= 0) return; // a finishing send kicks again
       const claimed = await claimDue(this.deps.pool, this.deps.clock.now(), room);
+      // Stopped while claiming: these are not sent here (their claims lapse and another sender takes them).
+      if (this.stopped) return;
       if (claimed.length === 0) break;
       for (const delivery of claimed) this.track(this.attempt(delivery));
     }
@@ -192,10 +194,13 @@ export class WebhookDispatcher {
   async stop(waitMs = Number.POSITIVE_INFINITY): Promise<void> {
     this.stopped = true;
     this.clearTimer();
-    const work = Promise.allSettled([this.draining, ...this.inFlight]);
-    if (!Number.isFinite(waitMs)) return void (await work);
+    // A round that was claiming may still add sends: wait until nothing is left, not for a snapshot.
+    const settled = (async () => {
+      while (this.draining || this.inFlight.size > 0) await Promise.allSettled([this.draining, ...this.inFlight]);
+    })();
+    if (!Number.isFinite(waitMs)) return void (await settled);
     let timer: NodeJS.Timeout | undefined;
-    await Promise.race([work, new Promise((resolve) => (timer = setTimeout(resolve, waitMs)))]);
+    await Promise.race([settled, new Promise((resolve) => (timer = setTimeout(resolve, waitMs)))]);
     clearTimeout(timer);
   }
 }
