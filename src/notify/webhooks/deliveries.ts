@@ -3,6 +3,8 @@
 // transaction that stays open during the send), listed, replayed and recovered by the API.
 import { createHash } from 'node:crypto';
 import type { ClientBase, Pool } from 'pg';
+import { READ_SCHEMA as rm } from '../../../projections/index.ts';
+import type { WebhookEndpointRow } from '../../../projections/queries.ts';
 
 export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
 
@@ -54,6 +56,18 @@ export interface Claimed {
   body: string;
   attempts: number;
   claim_token: string;
+  /** The endpoint as the read model has it at the claim; null when it was deleted. */
+  endpoint: ClaimedEndpoint | null;
+}
+
+export type ClaimedEndpoint = Pick<WebhookEndpointRow, 'endpoint_id' | 'org_id' | 'url' | 'enabled' | 'sealed_secret' | 'previous_sealed_secret' | 'previous_expires_at'>;
+
+interface ClaimedRow extends Omit<Claimed, 'endpoint'> {
+  url: string | null;
+  enabled: boolean | null;
+  sealed_secret: string | null;
+  previous_sealed_secret: string | null;
+  previous_expires_at: Date | null;
 }
 
 /** Per endpoint, at most this many deliveries are in flight (across every process). */
@@ -74,14 +88,14 @@ export async function claimDue(pool: Pool, now: Date, limit: number): Promise<Cl
     await client.query(`SELECT pg_advisory_xact_lock(hashtext('webhooks.claim'))`);
     // Per endpoint with work due, its oldest due deliveries (an index walk each, so a deep
     // backlog costs only its first rows), less the places its sends in flight already hold.
-    const { rows } = await client.query<Claimed>(
+    const { rows } = await client.query<ClaimedRow>(
       `WITH endpoints AS (
          SELECT DISTINCT endpoint_id FROM webhooks.deliveries WHERE status = 'pending' AND next_attempt_at <= $1
        ), busy AS (
          SELECT endpoint_id, count(*)::int AS n FROM webhooks.deliveries
          WHERE status = 'pending' AND claimed_until >= now() AND endpoint_id IN (SELECT endpoint_id FROM endpoints) GROUP BY endpoint_id
        ), ranked AS (
-         SELECT c.delivery_id, c.seq, row_number() OVER (PARTITION BY e.endpoint_id ORDER BY c.seq) + coalesce(b.n, 0) AS slot
+         SELECT c.delivery_id, e.endpoint_id, c.seq, row_number() OVER (PARTITION BY e.endpoint_id ORDER BY c.seq) + coalesce(b.n, 0) AS slot
          FROM endpoints e LEFT JOIN busy b USING (endpoint_id)
          CROSS JOIN LATERAL (
            SELECT d.delivery_id, d.seq FROM webhooks.deliveries d
@@ -92,16 +106,24 @@ export async function claimDue(pool: Pool, now: Date, limit: number): Promise<Cl
            ORDER BY d.seq LIMIT $3
          ) c
        ), chosen AS (
-         SELECT delivery_id FROM ranked WHERE slot <= $3 ORDER BY seq LIMIT $2
+         SELECT delivery_id, endpoint_id FROM ranked WHERE slot <= $3 ORDER BY seq LIMIT $2
        )
        UPDATE webhooks.deliveries d
        SET claimed_until = now() + $4 * interval '1 millisecond', claim_token = gen_random_uuid(), attempts = d.attempts + 1
-       FROM chosen WHERE d.delivery_id = chosen.delivery_id
-       RETURNING d.delivery_id, d.endpoint_id, d.org_id, d.body, d.attempts, d.claim_token::text`,
+       FROM chosen LEFT JOIN ${rm}.webhook_endpoints w ON w.endpoint_id = chosen.endpoint_id
+       WHERE d.delivery_id = chosen.delivery_id
+       RETURNING d.delivery_id, d.endpoint_id, d.org_id, d.body, d.attempts, d.claim_token::text,
+         w.url, w.enabled, w.sealed_secret, w.previous_sealed_secret, w.previous_expires_at`,
       [now, limit, MAX_IN_FLIGHT_PER_ENDPOINT, CLAIM_MS],
     );
     await client.query('COMMIT');
-    return rows;
+    return rows.map(({ url, enabled, sealed_secret, previous_sealed_secret, previous_expires_at, ...claimed }) => ({
+      ...claimed,
+      endpoint:
+        url === null || sealed_secret === null
+          ? null
+          : { endpoint_id: claimed.endpoint_id, org_id: claimed.org_id, url, enabled: enabled === true, sealed_secret, previous_sealed_secret, previous_expires_at },
+    }));
   } catch (error) {
     await client.query('ROLLBACK').catch(() => undefined);
     throw error;
@@ -110,19 +132,35 @@ export async function claimDue(pool: Pool, now: Date, limit: number): Promise<Cl
   }
 }
 
-/** The end of one attempt. Only the holder of the claim may write it (a lapsed claim may have been retaken). */
+/**
+ * The end of one attempt, and the endpoint's health with it (one statement). Only the holder of
+ * the claim may write it (a lapsed claim may have been retaken). Answers whether it was written
+ * and since when the endpoint has been failing (null: it is not).
+ */
 export async function markAttempt(
   pool: Pool,
   claimed: Claimed,
   result: { status: DeliveryStatus; httpStatus: number | null; error: string | null; nextAttemptAt: Date | null; at: Date },
-): Promise<boolean> {
-  const { rowCount } = await pool.query(
-    `UPDATE webhooks.deliveries SET status = $3, last_status = $4, last_error = $5, next_attempt_at = $6,
-       delivered_at = CASE WHEN $3 = 'delivered' THEN $7::timestamptz ELSE delivered_at END, claimed_until = NULL, claim_token = NULL
-     WHERE delivery_id = $1 AND claim_token = $2::uuid`,
-    [claimed.delivery_id, claimed.claim_token, result.status, result.httpStatus, result.error, result.nextAttemptAt, result.at],
+): Promise<{ marked: boolean; failingSince: Date | null }> {
+  const succeeded = result.status === 'delivered';
+  const { rows } = await pool.query<{ marked: boolean; failing_since: Date | null }>(
+    `WITH marked AS (
+       UPDATE webhooks.deliveries SET status = $3, last_status = $4, last_error = $5, next_attempt_at = $6,
+         delivered_at = CASE WHEN $3 = 'delivered' THEN $7::timestamptz ELSE delivered_at END, claimed_until = NULL, claim_token = NULL
+       WHERE delivery_id = $1 AND claim_token = $2::uuid
+       RETURNING endpoint_id
+     ), health AS (
+       INSERT INTO webhooks.endpoint_health AS h (endpoint_id, failing_since, last_success_at)
+       SELECT endpoint_id, CASE WHEN $8 THEN NULL ELSE $7::timestamptz END, CASE WHEN $8 THEN $7::timestamptz END FROM marked
+       ON CONFLICT (endpoint_id) DO UPDATE SET
+         failing_since = CASE WHEN $8 THEN NULL ELSE coalesce(h.failing_since, $7::timestamptz) END,
+         last_success_at = CASE WHEN $8 THEN $7::timestamptz ELSE h.last_success_at END
+       RETURNING failing_since
+     )
+     SELECT EXISTS (SELECT FROM marked) AS marked, (SELECT failing_since FROM health) AS failing_since`,
+    [claimed.delivery_id, claimed.claim_token, result.status, result.httpStatus, result.error, result.nextAttemptAt, result.at, succeeded],
   );
-  return (rowCount ?? 0) > 0;
+  return { marked: rows[0]?.marked ?? false, failingSince: rows[0]?.failing_since ?? null };
 }
 
 /** Gives a claim back untried (the dispatcher is stopping, or the endpoint vanished before the send). */
@@ -152,19 +190,6 @@ export async function nextDue(pool: Pool, now: Date): Promise<Date | null> {
     [now],
   );
   return rows[0]?.at ?? null;
-}
-
-/** An endpoint's health after an attempt; answers since when it has been failing (null: it is not). */
-export async function recordHealth(pool: Pool, endpointId: string, succeeded: boolean, at: Date): Promise<Date | null> {
-  const { rows } = await pool.query<{ failing_since: Date | null }>(
-    succeeded
-      ? `INSERT INTO webhooks.endpoint_health (endpoint_id, failing_since, last_success_at) VALUES ($1, NULL, $2)
-         ON CONFLICT (endpoint_id) DO UPDATE SET failing_since = NULL, last_success_at = $2 RETURNING failing_since`
-      : `INSERT INTO webhooks.endpoint_health (endpoint_id, failing_since) VALUES ($1, $2)
-         ON CONFLICT (endpoint_id) DO UPDATE SET failing_since = coalesce(webhooks.endpoint_health.failing_since, $2) RETURNING failing_since`,
-    [endpointId, at],
-  );
-  return rows[0]?.failing_since ?? null;
 }
 
 export interface DeliveryRow {

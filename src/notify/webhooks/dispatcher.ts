@@ -11,9 +11,9 @@ import { FAILING_ENDPOINT_DISABLE_MS, nextAttemptDelay, outcomeOf, parseRetryAft
 import type { UrlPolicy } from '../../domain/webhook-url.ts';
 import type { DisabledReason } from '../../domain/webhooks.ts';
 import type { EventStore } from '../../eventstore/port.ts';
-import { findOrganization, readWebhookEndpoint, type WebhookEndpointRow } from '../../../projections/queries.ts';
+import { findOrganization } from '../../../projections/queries.ts';
 import { recordMessages, type OutboxMessage } from '../outbox.ts';
-import { claimDue, failPendingOf, markAttempt, nextDue, recordHealth, type Claimed } from './deliveries.ts';
+import { claimDue, failPendingOf, markAttempt, nextDue, type Claimed, type ClaimedEndpoint } from './deliveries.ts';
 import type { SecretBox } from './secret-box.ts';
 import { postWebhook, type AttemptResult } from './sender.ts';
 import { webhookHeaders } from './signature.ts';
@@ -115,7 +115,7 @@ export class WebhookDispatcher {
 
   private async attempt(delivery: Claimed): Promise<void> {
     const { pool, clock, wall } = this.deps;
-    const endpoint = await readWebhookEndpoint(pool, delivery.endpoint_id);
+    const endpoint = delivery.endpoint;
     if (!endpoint || !endpoint.enabled) {
       await markAttempt(pool, delivery, { status: 'failed', httpStatus: null, error: endpoint ? 'endpoint disabled' : 'endpoint deleted', nextAttemptAt: null, at: clock.now() });
       return;
@@ -129,14 +129,14 @@ export class WebhookDispatcher {
     const delay = nextAttemptDelay(delivery.attempts, outcome, (this.deps.random ?? Math.random)());
     const status = outcome.kind === 'delivered' ? 'delivered' : delay === null ? 'failed' : 'pending';
     const error = outcome.kind === 'delivered' ? null : (result.error ?? `HTTP ${result.status}`);
-    await markAttempt(pool, delivery, { status, httpStatus: result.status, error, nextAttemptAt: status === 'pending' ? new Date(now.getTime() + delay!) : null, at: now });
-    const failingSince = await recordHealth(pool, endpoint.endpoint_id, outcome.kind === 'delivered', now);
+    const { marked, failingSince } = await markAttempt(pool, delivery, { status, httpStatus: result.status, error, nextAttemptAt: status === 'pending' ? new Date(now.getTime() + delay!) : null, at: now });
+    if (!marked) return; // the claim lapsed and another sender took it over: its answer counts
     if (outcome.kind === 'gone') await this.disable(endpoint, 'gone');
     else if (failingSince && now.getTime() - failingSince.getTime() >= FAILING_ENDPOINT_DISABLE_MS) await this.disable(endpoint, 'failing');
   }
 
   /** The current secret, and the rotated-out one while it is still valid (two signatures). */
-  private secretsOf(endpoint: WebhookEndpointRow): string[] {
+  private secretsOf(endpoint: ClaimedEndpoint): string[] {
     const secrets = [this.deps.box.open(endpoint.sealed_secret)];
     if (endpoint.previous_sealed_secret && endpoint.previous_expires_at && endpoint.previous_expires_at.getTime() > this.deps.clock.now().getTime()) {
       secrets.push(this.deps.box.open(endpoint.previous_sealed_secret));
@@ -144,7 +144,7 @@ export class WebhookDispatcher {
     return secrets;
   }
 
-  private async disable(endpoint: WebhookEndpointRow, reason: DisabledReason): Promise<void> {
+  private async disable(endpoint: ClaimedEndpoint, reason: DisabledReason): Promise<void> {
     const { pool, store, clock } = this.deps;
     const handled = await disableWebhookEndpoint(store, clock, endpoint.org_id, endpoint.endpoint_id, reason);
     await failPendingOf(pool, endpoint.endpoint_id, reason === 'gone' ? 'endpoint answered 410 Gone and was disabled' : 'endpoint failed for 5 days and was disabled');
