@@ -133,3 +133,95 @@ export async function readSnapshots(pool: Pool, videoId: string): Promise<Snapsh
   );
   return rows;
 }
+
+export interface WebhookEndpointRow {
+  endpoint_id: string;
+  org_id: string;
+  mode: KeyMode;
+  url: string;
+  events: string[];
+  description: string | null;
+  enabled: boolean;
+  disabled_reason: string | null;
+  sealed_secret: string;
+  previous_sealed_secret: string | null;
+  previous_expires_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const WEBHOOK_COLUMNS = `endpoint_id, org_id, mode, url, events, description, enabled, disabled_reason, sealed_secret,
+  previous_sealed_secret, previous_expires_at, created_at, updated_at`;
+
+export async function readWebhookEndpoint(pool: Pool, endpointId: string): Promise<WebhookEndpointRow | null> {
+  const { rows } = await pool.query<WebhookEndpointRow>(`SELECT ${WEBHOOK_COLUMNS} FROM ${rm}.webhook_endpoints WHERE endpoint_id = $1`, [endpointId]);
+  return rows[0] ?? null;
+}
+
+/** An organization's endpoints of one mode, oldest first. */
+export async function listWebhookEndpoints(pool: Pool, orgId: string, mode: KeyMode): Promise<WebhookEndpointRow[]> {
+  const { rows } = await pool.query<WebhookEndpointRow>(
+    `SELECT ${WEBHOOK_COLUMNS} FROM ${rm}.webhook_endpoints WHERE org_id = $1 AND mode = $2 ORDER BY created_at, endpoint_id`,
+    [orgId, mode],
+  );
+  return rows;
+}
+
+/** Enabled endpoints of these organizations (any mode): whom an event may go to. */
+export async function enabledWebhookEndpoints(pool: Pool, orgIds: readonly string[]): Promise<WebhookEndpointRow[]> {
+  const { rows } = await pool.query<WebhookEndpointRow>(
+    `SELECT ${WEBHOOK_COLUMNS} FROM ${rm}.webhook_endpoints WHERE org_id = ANY($1::text[]) AND enabled`,
+    [orgIds],
+  );
+  return rows;
+}
+
+export async function readVideos(pool: Pool, videoIds: readonly string[]): Promise<VideoRow[]> {
+  const { rows } = await pool.query<VideoRow>(`SELECT ${VIDEO_COLUMNS} FROM ${rm}.videos WHERE video_id = ANY($1::text[])`, [videoIds]);
+  return rows;
+}
+
+/** How many snapshots a video has and its latest one. */
+export async function snapshotTotals(pool: Pool, videoId: string): Promise<{ count: number; last: SnapshotRow | null }> {
+  const { rows } = await pool.query<SnapshotRow & { count: number }>(
+    `SELECT slot, snapshot_id, snapshot_time, provider, views::text, likes::text, comments::text, shares::text, saves::text,
+       retweets::text, replies::text, count(*) OVER ()::int AS count
+     FROM ${rm}.snapshots WHERE video_id = $1 ORDER BY slot DESC LIMIT 1`,
+    [videoId],
+  );
+  const row = rows[0];
+  if (!row) return { count: 0, last: null };
+  const { count, ...last } = row;
+  return { count, last };
+}
+
+export interface MetricAlertRow {
+  alert_id: string;
+  org_id: string;
+  mode: KeyMode;
+  video_id: string;
+  metric: string;
+  condition: Record<string, string>;
+  created_at: Date;
+}
+
+const ALERT_COLUMNS = `alert_id, org_id, mode, video_id, metric, condition, created_at`;
+
+export async function readAlert(pool: Pool, alertId: string): Promise<MetricAlertRow | null> {
+  const { rows } = await pool.query<MetricAlertRow>(`SELECT ${ALERT_COLUMNS} FROM ${rm}.metric_alerts WHERE alert_id = $1`, [alertId]);
+  return rows[0] ?? null;
+}
+
+export async function listAlerts(pool: Pool, orgId: string, mode: KeyMode): Promise<MetricAlertRow[]> {
+  const { rows } = await pool.query<MetricAlertRow>(
+    `SELECT ${ALERT_COLUMNS} FROM ${rm}.metric_alerts WHERE org_id = $1 AND mode = $2 ORDER BY created_at, alert_id`,
+    [orgId, mode],
+  );
+  return rows;
+}
+
+/** Alerts of these organizations (any mode): those a page of snapshots may fire. */
+export async function alertsOfOrganizations(pool: Pool, orgIds: readonly string[]): Promise<MetricAlertRow[]> {
+  const { rows } = await pool.query<MetricAlertRow>(`SELECT ${ALERT_COLUMNS} FROM ${rm}.metric_alerts WHERE org_id = ANY($1::text[])`, [orgIds]);
+  return rows;
+}

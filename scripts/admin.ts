@@ -4,7 +4,7 @@
 // stderr with a non-zero exit.
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { deposit, issueKey, openOrganization, revokeKey } from '../src/commands/account-commands.ts';
+import { deposit, issueKey, openOrganization, revokeKey, setLowBalanceThreshold } from '../src/commands/account-commands.ts';
 import { inviteMember } from '../src/commands/member-commands.ts';
 import { cancelVideo } from '../src/commands/video-commands.ts';
 import { systemClock } from '../src/clock.ts';
@@ -23,6 +23,7 @@ import { ProjectionWatcher } from '../projections/watcher.ts';
 
 const USAGE = `usage:
   admin org create --name NAME --email EMAIL [--plan free|pro|enterprise] [--rate-limit N]
+  admin org set --org ORG_ID --low-balance USD|default
   admin key create --org ORG_ID --name NAME [--mode live|test]
   admin key revoke --key KEY_ID
   admin deposit --org ORG_ID --amount USD [--reference TEXT]
@@ -47,6 +48,7 @@ const options = {
   amount: { type: 'string' },
   reference: { type: 'string' },
   video: { type: 'string' },
+  'low-balance': { type: 'string' },
   role: { type: 'string' },
   event: { type: 'string' },
   all: { type: 'boolean' },
@@ -57,6 +59,7 @@ type Values = ReturnType<typeof parseArgs<{ options: typeof options; allowPositi
 
 const REQUIRED: Record<string, Array<keyof Values>> = {
   'org create': ['name', 'email'],
+  'org set': ['org', 'low-balance'],
   'key create': ['org', 'name'],
   'key revoke': ['key'],
   deposit: ['org', 'amount'],
@@ -98,6 +101,11 @@ async function main(): Promise<void> {
   if (mode !== 'live' && mode !== 'test') throw new UsageError('--mode must be live or test');
   const amount = values.amount === undefined ? null : parseUsd(values.amount);
   if (command === 'deposit' && (amount === null || amount <= 0)) throw new UsageError('--amount must be a positive USD amount with at most 6 decimals, e.g. 25 or 10.50');
+  const lowBalanceText = values['low-balance'];
+  const lowBalance = lowBalanceText === undefined || lowBalanceText === 'default' ? null : parseUsd(lowBalanceText);
+  if (lowBalanceText !== undefined && lowBalanceText !== 'default' && lowBalance === null) {
+    throw new UsageError('--low-balance must be a USD amount with at most 6 decimals (e.g. 5 or 2.50), or "default"');
+  }
   const role = values.role ?? 'owner';
   if (role !== 'owner' && role !== 'member') throw new UsageError('--role must be owner or member');
   if (command === 'parked retry' && !values.all === (values.event === undefined)) throw new UsageError('parked retry takes --event EVENT_ID or --all');
@@ -124,6 +132,12 @@ async function main(): Promise<void> {
       case 'org create': {
         const { orgId, position } = await openOrganization(store, clock, { name: required(values, 'name'), email: required(values, 'email'), plan, rateLimit });
         output = await settled({ org_id: orgId }, position);
+        break;
+      }
+      case 'org set': {
+        const orgId = required(values, 'org');
+        const handled = await setLowBalanceThreshold(store, clock, orgId, lowBalance);
+        output = await settled({ org_id: orgId, low_balance_usd: lowBalance === null ? null : toUsd(lowBalance) }, handled.position);
         break;
       }
       case 'key create': {

@@ -28,6 +28,13 @@ export interface Config {
   eventStore: EventStoreKind;
   /** EventStoreDB connection string (esdb://host:2113?tls=false); required with eventstoredb. */
   eventStoreUrl: string | null;
+  // --- webhooks (src/notify/webhooks) ---
+  /** WEBHOOK_KEY: the key that seals endpoint secrets (32 bytes, base64 or hex); unset: `${dataDir}/webhook.key`. */
+  webhookKey: string | null;
+  /** WEBHOOK_ALLOW_HOSTS: hosts (comma-separated) an endpoint may reach over plain http. */
+  webhookAllowHosts: string[];
+  /** WEBHOOK_ALLOW_PRIVATE=1: endpoints may resolve to loopback and private addresses (tests). */
+  webhookAllowPrivate: boolean;
 }
 
 export type EventStoreKind = 'postgres' | 'eventstoredb';
@@ -70,6 +77,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
     publicUrl: env.PUBLIC_URL || null,
     metricsPort: env.METRICS_PORT ? port('METRICS_PORT', env.METRICS_PORT, 9464) : null,
     ...eventStoreConfig(env),
+    webhookKey: env.WEBHOOK_KEY || null,
+    webhookAllowHosts: (env.WEBHOOK_ALLOW_HOSTS ?? '').split(',').map((h) => h.trim().toLowerCase()).filter(Boolean),
+    webhookAllowPrivate: env.WEBHOOK_ALLOW_PRIVATE === '1',
   };
 }
 

@@ -7,6 +7,7 @@ import { schedulerMigrations } from './collect/leases.ts';
 import { dashboardMigrations } from './dashboard/schema.ts';
 import { eventStoreMigrations } from './eventstore/postgres-schema.ts';
 import { notifyMigrations } from './notify/completion-email.ts';
+import { webhookMigrations } from './notify/webhooks/schema.ts';
 import type { Migration } from './db/migrate.ts';
 import { serviceClockMigrations } from './db/service-clock.ts';
 import { projectionMigrations } from '../projections/migrations.ts';
@@ -18,4 +19,5 @@ export const allMigrations: readonly Migration[] = [
   ...schedulerMigrations,
   ...projectionMigrations,
   ...dashboardMigrations,
+  ...webhookMigrations,
 ];

@@ -30,6 +30,9 @@ import type { EventStore } from './eventstore/port.ts';
 import { Metrics } from './metrics.ts';
 import { allMigrations } from './migrations.ts';
 import { CompletionEmails } from './notify/completion-email.ts';
+import { loadSecretBox } from './notify/webhooks/secret-box.ts';
+import { webhookPolicy } from './notify/webhooks/policy.ts';
+import { WebhookReactor, type WebhookReactorDeps } from './notify/webhooks/reactor.ts';
 import { removeServiceFile, urlOf, writeServiceFile } from './service-file.ts';
 import { READ_SCHEMA, projections } from '../projections/index.ts';
 import { describeParked } from '../projections/parking.ts';
@@ -58,6 +61,10 @@ export interface ServiceOptions {
   schedule?: 'bree' | 'manual';
   /** Run the completion e-mail reactor with the projector (default true). */
   emails?: boolean;
+  /** Run the webhook reactor and its dispatcher with the projector (default true). */
+  webhooks?: boolean;
+  /** The webhook dispatcher's HTTP attempt (tests); default: a real POST. */
+  webhookPost?: WebhookReactorDeps['post'];
   /** False: the dashboard's per-key request counters are off (a benchmark's baseline). Default true. */
   keyUsage?: boolean;
   /** Write `${dataDir}/service.json` once ready, remove it on stop (src/main.ts). */
@@ -87,6 +94,8 @@ export interface RunningService {
   app: FastifyInstance | null;
   runner: ProjectionRunner | null;
   scheduler: Scheduler | null;
+  /** The webhook reactor (with the projector, unless options.webhooks is false). */
+  webhooks: WebhookReactor | null;
   apiUrl: string | null;
   metricsUrl: string | null;
   /** True once every part runs and the read models exist. */
@@ -164,6 +173,9 @@ export function createService(config: Config, options: ServiceOptions = {}): Ser
     checkNotStopping();
 
     let runner: ProjectionRunner | null = null;
+    let webhooks: WebhookReactor | null = null;
+    // Every process that seals (API) or opens (dispatcher) endpoint secrets uses the same key.
+    const secretBox = parts.has('api') || parts.has('projector') ? loadSecretBox(config.webhookKey, config.dataDir) : null;
     if (parts.has('projector')) {
       const projector = new ProjectionRunner(store, pool, projections, {
         schema: READ_SCHEMA,
@@ -183,6 +195,24 @@ export function createService(config: Config, options: ServiceOptions = {}): Ser
         stops.push({ phase: 1, name: 'completion e-mails', stop: () => emails.stop(STOP_WORK_MS) });
         // A first start that fails (database gone) retries by itself, as later failures do.
         await emails.start((err) => log.error({ err }, 'completion e-mail failed; retrying'));
+      }
+      if (options.webhooks !== false) {
+        const reactor = new WebhookReactor({
+          store,
+          pool,
+          watcher,
+          clock,
+          wall: systemClock,
+          timeScale: config.timeScale,
+          box: secretBox!,
+          policy: webhookPolicy(config),
+          mail: { smtpUrl: config.smtpUrl, from: config.mailFrom, outbox: path.join(config.dataDir, 'mail') },
+          post: options.webhookPost,
+        });
+        webhooks = reactor;
+        stops.push({ phase: 1, name: 'webhooks', stop: () => reactor.stop(STOP_WORK_MS) });
+        // Failures are retried by the reactor itself; a receiver's answer is never logged (it may echo secrets).
+        await reactor.start((err) => log.error({ err }, 'webhook delivery failed; retrying'));
       }
     }
     // Read-your-writes follows whichever process projects (this one, or another while this one
@@ -231,6 +261,8 @@ export function createService(config: Config, options: ServiceOptions = {}): Ser
     let apiUrl: string | null = null;
     let metricsUrl: string | null = null;
     if (parts.has('api')) {
+      const reactor = webhooks;
+      const webhookApi = { box: secretBox!, policy: webhookPolicy(config), kick: reactor ? () => reactor.dispatcher.kick() : undefined };
       const dashboard = {
         wall: systemClock,
         mail: { smtpUrl: config.smtpUrl, from: config.mailFrom, outbox: path.join(config.dataDir, 'mail') },
@@ -239,7 +271,7 @@ export function createService(config: Config, options: ServiceOptions = {}): Ser
       };
       const keyUsage = options.keyUsage === false ? undefined : new KeyUsageCounter(pool, clock, (err) => log.warn({ err }, 'key usage counters not flushed; kept for the next flush'));
       const api = await buildApp(
-        { pool, store, collectors, clock, watcher, isReady, failedAuthLimit: config.failedAuthLimit, redisUrl: config.redisUrl, metrics, dashboard, keyUsage },
+        { pool, store, collectors, clock, watcher, isReady, failedAuthLimit: config.failedAuthLimit, redisUrl: config.redisUrl, metrics, dashboard, keyUsage, webhooks: webhookApi },
         { logger: options.apiLog ?? apiLogger(config.logLevel) },
       );
       app = api;
@@ -266,7 +298,7 @@ export function createService(config: Config, options: ServiceOptions = {}): Ser
       writeServiceFile(config.dataDir, { pid: process.pid, api: apiUrl, metrics: metricsUrl });
       stops.push({ phase: 0, name: 'service.json', stop: async () => removeServiceFile(config.dataDir) });
     }
-    return { databaseUrl, embedded, pool, store, watcher, clock, collectors, metrics, work, app, runner, scheduler, apiUrl, metricsUrl, isReady };
+    return { databaseUrl, embedded, pool, store, watcher, clock, collectors, metrics, work, app, runner, scheduler, webhooks, apiUrl, metricsUrl, isReady };
   }
 
   async function stopAll(): Promise<void> {

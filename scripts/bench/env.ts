@@ -1,5 +1,6 @@
 // A service for benchmarks: its own embedded PostgreSQL in a temp folder (or
 // BENCH_DATABASE_URL), and the service composed by createService on it.
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -46,15 +47,18 @@ export async function createDatabase(server: BenchServer, name: string): Promise
 
 export type BenchService = Awaited<ReturnType<typeof startBenchService>>;
 
+/** One webhook key for the bench's projector and API (else each would make DATA_DIR/webhook.key in the working folder). */
+export const WEBHOOK_KEY = randomBytes(32).toString('base64');
+
 /**
  * The service as createService composes it (src/service.ts), with the projector running and
  * the scheduler's rounds called by the benchmark on a ManualClock; the API, when a benchmark
  * wants it, is another createService on the same database (startBenchApi).
  */
-export async function startBenchService(url: string, options: { batchSize?: number; start?: string } = {}) {
+export async function startBenchService(url: string, options: { batchSize?: number; start?: string; env?: NodeJS.ProcessEnv } = {}) {
   const clock = new ManualClock(options.start ?? '2026-01-01T00:00:00.000Z');
   const collectors = createCollectorSet({ live: {}, fallbackToSimulator: true });
-  const service = createService(loadConfig({ DATABASE_URL: url, LOG_LEVEL: 'warn' }, ['projector']), {
+  const service = createService(loadConfig({ DATABASE_URL: url, LOG_LEVEL: 'warn', WEBHOOK_KEY, ...options.env }, ['projector']), {
     clock,
     collectors,
     log: pino({ level: 'warn' }, pino.destination(2)),
@@ -83,7 +87,7 @@ export async function startBenchService(url: string, options: { batchSize?: numb
 
 /** The API role on a bench service's database, listening on a port the OS picks (logging off, as buildApp's default). */
 export async function startBenchApi(service: BenchService, options: { keyUsage?: boolean } = {}) {
-  const api = createService(loadConfig({ DATABASE_URL: service.url, LOG_LEVEL: 'warn', PORT: '0' }, ['api']), {
+  const api = createService(loadConfig({ DATABASE_URL: service.url, LOG_LEVEL: 'warn', PORT: '0', WEBHOOK_KEY }, ['api']), {
     clock: service.clock,
     collectors: service.collectors,
     log: pino({ level: 'warn' }, pino.destination(2)),

@@ -13,8 +13,9 @@ import { schedulerBenchmark } from './scheduler.ts';
 import { httpBenchmarks } from './http.ts';
 import { idleBenchmark } from './idle.ts';
 import { dashboardBenchmark } from './dashboard.ts';
+import { webhooksBenchmark } from './webhooks.ts';
 
-const benchmarks: Benchmark[] = [collectBenchmark, rebuildBenchmark, ...httpBenchmarks, dashboardBenchmark, schedulerBenchmark, idleBenchmark];
+const benchmarks: Benchmark[] = [collectBenchmark, rebuildBenchmark, ...httpBenchmarks, dashboardBenchmark, schedulerBenchmark, idleBenchmark, webhooksBenchmark];
 
 const { values } = parseArgs({ options: { smoke: { type: 'boolean' }, only: { type: 'string', multiple: true } } });
 const smoke = Boolean(values.smoke);

@@ -17,6 +17,8 @@ import { UsageReads } from './read-cache.ts';
 import { usageRoutes } from './routes/usage.ts';
 import { videoRoutes } from './routes/videos.ts';
 import { referenceDocument } from './reference.ts';
+import { webhookRoutes } from './routes/webhooks.ts';
+import { alertRoutes } from './routes/alerts.ts';
 import { Health, MAX_ID_LENGTH } from './schemas.ts';
 
 export const API_PREFIX = '/api/v1';
@@ -112,6 +114,8 @@ export async function buildApp(given: ApiDeps, options: FastifyServerOptions = {
       const usage = new UsageReads(deps.pool);
       await api.register(videoRoutes(deps, usage));
       await api.register(usageRoutes(deps, usage));
+      if (deps.webhooks) await api.register(webhookRoutes(deps, deps.webhooks));
+      await api.register(alertRoutes(deps));
     },
     { prefix: API_PREFIX },
   );

@@ -6,6 +6,8 @@ import type { ProjectionWatcher } from '../../projections/watcher.ts';
 import type { Metrics } from '../metrics.ts';
 import type { DashboardOptions } from '../dashboard/commands.ts';
 import type { KeyUsageCounter } from '../dashboard/key-usage.ts';
+import type { UrlPolicy } from '../domain/webhook-url.ts';
+import type { SecretBox } from '../notify/webhooks/secret-box.ts';
 
 /** What the API needs from the rest of the service, handed to `buildApp` by the composition root. */
 export interface ApiDeps {
@@ -27,6 +29,8 @@ export interface ApiDeps {
   dashboard?: DashboardOptions;
   /** Counts each authenticated request per key (the dashboard's Requests and Last used); absent: not counted. */
   keyUsage?: KeyUsageCounter;
+  /** Webhook endpoints' secret sealing and URL rules; absent: no /webhooks routes. */
+  webhooks?: { box: SecretBox; policy: UrlPolicy; kick?: () => void };
 }
 
 /** Read-your-writes: answer a command only once the read models show its events (bounded). */

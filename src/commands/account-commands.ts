@@ -44,3 +44,8 @@ export function deposit(store: EventStore, clock: Clock, orgId: string, amount: 
 export function charge(store: EventStore, clock: Clock, orgId: string, snapshotsRecorded: number) {
   return handleCommand(store, streamIdOfAccount(orgId), accountDecider, { type: 'Charge', chargeId: newId(), snapshotsRecorded, now: clock.now() });
 }
+
+/** The available balance below which `balance.low` is sent; null: the default (next 24 h of active videos). */
+export function setLowBalanceThreshold(store: EventStore, clock: Clock, orgId: string, threshold: Micros | null) {
+  return handleCommand(store, streamIdOfAccount(orgId), accountDecider, { type: 'SetLowBalanceThreshold', threshold, now: clock.now() });
+}

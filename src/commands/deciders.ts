@@ -11,6 +11,8 @@ import {
 import { decideVideo, type VideoCommand } from '../domain/video-decide.ts';
 import { evolveVideo, initialVideoState, type VideoEvent, type VideoState } from '../domain/video.ts';
 import { decideMembers, evolveMembers, initialMembersState, type MemberCommand, type MemberEvent, type MembersState } from '../domain/members.ts';
+import { decideWebhooks, evolveWebhooks, initialWebhooksState, type WebhookCommand, type WebhookEvent, type WebhooksState } from '../domain/webhooks.ts';
+import { decideAlerts, evolveAlerts, initialAlertsState, type AlertCommand, type AlertEvent, type AlertsState } from '../domain/alerts.ts';
 import type { Decider } from './handle.ts';
 
 export const videoDecider: Decider<VideoState, VideoCommand, VideoEvent> = {
@@ -35,4 +37,16 @@ export const membersDecider: Decider<MembersState, MemberCommand, MemberEvent> =
   initialState: initialMembersState,
   evolve: evolveMembers,
   decide: decideMembers,
+};
+
+export const webhooksDecider: Decider<WebhooksState, WebhookCommand, WebhookEvent> = {
+  initialState: initialWebhooksState,
+  evolve: evolveWebhooks,
+  decide: decideWebhooks,
+};
+
+export const alertsDecider: Decider<AlertsState, AlertCommand, AlertEvent> = {
+  initialState: initialAlertsState,
+  evolve: evolveAlerts,
+  decide: decideAlerts,
 };

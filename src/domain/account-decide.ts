@@ -10,7 +10,9 @@ export type AccountCommand =
   | { type: 'RevokeKey'; keyId: string; now: Date }
   | { type: 'Deposit'; depositId: string; amount: Micros; reference: string | null; now: Date }
   /** `snapshotsRecorded`: live snapshots recorded for the organization so far, all time. */
-  | { type: 'Charge'; chargeId: string; snapshotsRecorded: number; now: Date };
+  | { type: 'Charge'; chargeId: string; snapshotsRecorded: number; now: Date }
+  /** null: back to the default threshold. */
+  | { type: 'SetLowBalanceThreshold'; threshold: Micros | null; now: Date };
 
 export function decideAccount(command: AccountCommand, state: AccountState): AccountEvent[] {
   const at = command.now.toISOString();
@@ -46,6 +48,11 @@ export function decideAccount(command: AccountCommand, state: AccountState): Acc
         throw new DomainError('invalid_argument', 'deposit amount must be positive');
       }
       return [{ type: 'FundsDeposited', data: { orgId, depositId: command.depositId, amount: command.amount, reference: command.reference, at } }];
+    case 'SetLowBalanceThreshold':
+      if (command.threshold !== null && !(Number.isSafeInteger(command.threshold) && command.threshold >= 0)) {
+        throw new DomainError('invalid_argument', 'the low-balance threshold must be a non-negative amount');
+      }
+      return [{ type: 'LowBalanceThresholdSet', data: { orgId, threshold: command.threshold, at } }];
     case 'Charge': {
       const snapshots = command.snapshotsRecorded - state.snapshotsCharged;
       if (snapshots <= 0) return [];

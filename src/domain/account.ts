@@ -36,7 +36,13 @@ export type UsageCharged = {
   data: { orgId: string; chargeId: string; snapshots: number; amount: Micros; snapshotsChargedTotal: number; at: string };
 };
 
-export type AccountEvent = OrganizationOpened | ApiKeyIssued | ApiKeyRevoked | FundsDeposited | UsageCharged;
+/**
+ * The available balance below which `balance.low` is sent (webhooks); null: the default, the
+ * cost of the next 24 h of the organization's active videos.
+ */
+export type LowBalanceThresholdSet = { type: 'LowBalanceThresholdSet'; data: { orgId: string; threshold: Micros | null; at: string } };
+
+export type AccountEvent = OrganizationOpened | ApiKeyIssued | ApiKeyRevoked | FundsDeposited | UsageCharged | LowBalanceThresholdSet;
 
 export type AccountState =
   | { exists: false }
@@ -76,5 +82,7 @@ export function evolveAccount(state: AccountState, event: AccountEvent): Account
         totalCharged: state.totalCharged + event.data.amount,
         snapshotsCharged: event.data.snapshotsChargedTotal,
       };
+    case 'LowBalanceThresholdSet':
+      return state;
   }
 }

@@ -23,6 +23,20 @@ const OPERATIONS: Array<[string, string, number]> = [
   ['/videos/{id}/stop', 'post', 200],
   ['/usage', 'get', 200],
   ['/videos/{id}/snapshots.csv', 'get', 200],
+  // Webhooks (issue 11).
+  ['/webhooks', 'post', 201],
+  ['/webhooks', 'get', 200],
+  ['/webhooks/{id}', 'get', 200],
+  ['/webhooks/{id}', 'patch', 200],
+  ['/webhooks/{id}', 'delete', 200],
+  ['/webhooks/{id}/rotate-secret', 'post', 200],
+  ['/webhooks/{id}/test', 'post', 202],
+  ['/webhooks/{id}/deliveries', 'get', 200],
+  ['/webhooks/{id}/deliveries/{delivery_id}/replay', 'post', 202],
+  ['/webhooks/{id}/recover', 'post', 202],
+  ['/alerts', 'post', 201],
+  ['/alerts', 'get', 200],
+  ['/alerts/{id}', 'delete', 200],
 ];
 
 /** Error statuses each operation can answer with (spec §4, §5, §7, §8 and DESIGN §8). */
@@ -35,6 +49,19 @@ const ERRORS: Record<string, number[]> = {
   'post /videos/{id}/stop': [400, 401, 403, 404, 429, 503],
   'get /usage': [400, 401, 429, 503],
   'get /videos/{id}/snapshots.csv': [400, 401, 403, 404, 429, 503],
+  'post /webhooks': [400, 401, 409, 429, 503],
+  'get /webhooks': [400, 401, 429, 503],
+  'get /webhooks/{id}': [400, 401, 403, 404, 429, 503],
+  'patch /webhooks/{id}': [400, 401, 403, 404, 429, 503],
+  'delete /webhooks/{id}': [400, 401, 403, 404, 429, 503],
+  'post /webhooks/{id}/rotate-secret': [400, 401, 403, 404, 429, 503],
+  'post /webhooks/{id}/test': [400, 401, 403, 404, 409, 429, 503],
+  'get /webhooks/{id}/deliveries': [400, 401, 403, 404, 429, 503],
+  'post /webhooks/{id}/deliveries/{delivery_id}/replay': [400, 401, 403, 404, 429, 503],
+  'post /webhooks/{id}/recover': [400, 401, 403, 404, 429, 503],
+  'post /alerts': [400, 401, 403, 404, 409, 429, 503],
+  'get /alerts': [400, 401, 429, 503],
+  'delete /alerts/{id}': [400, 401, 403, 404, 429, 503],
 };
 
 /** Follows a local `#/...` reference. */

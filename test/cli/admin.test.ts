@@ -235,3 +235,15 @@ describe('admin with bad arguments', { concurrency: 6 }, () => {
     assert.match(run.stdout, /^usage:/);
   });
 });
+
+describe('admin org set --low-balance', () => {
+  it('records the balance.low threshold in the log, and "default" goes back to the default', async () => {
+    const orgId = await newOrg('Thresholds');
+    assert.deepEqual(await ok(['org', 'set', '--org', orgId, '--low-balance', '2.50']), { org_id: orgId, low_balance_usd: 2.5 });
+    assert.deepEqual(await ok(['org', 'set', '--org', orgId, '--low-balance', 'default']), { org_id: orgId, low_balance_usd: null });
+    const { rows } = await db.pool.query(`SELECT data FROM es.events WHERE stream_id = $1 AND type = 'LowBalanceThresholdSet' ORDER BY position`, [`account-${orgId}`]);
+    assert.deepEqual(rows.map((r) => r.data.threshold), [2_500_000, null]);
+    const run = await refused(['org', 'set', '--org', orgId, '--low-balance', 'lots'], /--low-balance must be/);
+    assert.equal(run.code, 2);
+  });
+});

@@ -3,6 +3,10 @@
 // app.inject instead of a port, and the scheduler's rounds called directly (no Bree timers),
 // so tests can walk through hours and days in milliseconds. (The completion e-mail reactor is
 // left out: test/notify starts its own, to control its SMTP server.)
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import pino from 'pino';
 import { ManualClock } from '../../src/clock.ts';
 import { apiLogger } from '../../src/api/app.ts';
@@ -22,15 +26,21 @@ export interface TestServiceOptions {
   failedAuthLimit?: number;
   /** Where the API's pino logs go (off when absent). */
   logStream?: NodeJS.WritableStream;
+  /** More of the environment the service reads (WEBHOOK_ALLOW_HOSTS, say). */
+  env?: NodeJS.ProcessEnv;
+  /** Run the webhook reactor and dispatcher (default false: only test/notify's webhook tests need them). */
+  webhooks?: boolean;
 }
 
 export type TestService = Awaited<ReturnType<typeof startTestService>>;
 
 export async function startTestService(options: TestServiceOptions = {}) {
   const db = await createTestDatabase();
+  // The webhook reactor writes e-mails (.eml, no SMTP here): into a folder of this service's own.
+  const dataDir = options.webhooks ? fs.mkdtempSync(path.join(os.tmpdir(), 'vidtrack-webhooks-')) : null;
   const clock = new ManualClock(options.start ?? '2026-03-01T00:00:00.000Z');
   const collectors = createCollectorSet({ live: options.live ?? {}, fallbackToSimulator: options.fallbackToSimulator ?? true });
-  const config = { ...loadConfig({ DATABASE_URL: db.url }, ['all']), ...(options.failedAuthLimit ? { failedAuthLimit: options.failedAuthLimit } : {}) };
+  const config = { ...loadConfig({ WEBHOOK_KEY: randomBytes(32).toString('base64'), ...(dataDir ? { DATA_DIR: dataDir } : {}), ...options.env, DATABASE_URL: db.url }, ['all']), ...(options.failedAuthLimit ? { failedAuthLimit: options.failedAuthLimit } : {}) };
   let runnerError: unknown = null;
   const service = createService(config, {
     clock,
@@ -40,6 +50,7 @@ export async function startTestService(options: TestServiceOptions = {}) {
     listen: false,
     schedule: 'manual',
     emails: false,
+    webhooks: options.webhooks ?? false,
     poolSize: 10,
     applicationName: 'vidtrack-test',
     batchSize: 500,
@@ -51,9 +62,10 @@ export async function startTestService(options: TestServiceOptions = {}) {
     running = await service.start();
   } catch (error) {
     await db.drop();
+    if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
     throw error;
   }
-  const { store, watcher, metrics, work } = running;
+  const { store, watcher, metrics, work, webhooks } = running;
   const app = running.app!;
 
   /**
@@ -93,6 +105,9 @@ export async function startTestService(options: TestServiceOptions = {}) {
     work,
     collectors,
     metrics,
+    webhooks,
+    /** The service's DATA_DIR when it runs the webhook reactor (its e-mails land in `mail/`). */
+    dataDir,
     settle,
     organization,
     async close() {
@@ -100,6 +115,7 @@ export async function startTestService(options: TestServiceOptions = {}) {
         await service.stop();
       } finally {
         await db.drop();
+        if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
       }
     },
   };

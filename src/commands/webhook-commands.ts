@@ -1,0 +1,60 @@
+// Webhook endpoint commands: each appends to the organization's webhooks stream through its
+// decider. A new secret leaves here once, in the answer; the log keeps it sealed.
+import type { Clock } from '../clock.ts';
+import type { KeyMode } from '../domain/platform.ts';
+import { streamIdOfWebhooks, type DisabledReason } from '../domain/webhooks.ts';
+import type { EventStore } from '../eventstore/port.ts';
+import { newWebhookSecret, type SecretBox } from '../notify/webhooks/secret-box.ts';
+import { webhooksDecider } from './deciders.ts';
+import { handleCommand } from './handle.ts';
+import { newId } from './ids.ts';
+
+export async function createWebhookEndpoint(
+  store: EventStore,
+  clock: Clock,
+  box: SecretBox,
+  input: { orgId: string; mode: KeyMode; url: string; events: string[]; description: string | null },
+) {
+  const endpointId = `wh_${newId().replaceAll('-', '').slice(0, 24)}`;
+  const secret = newWebhookSecret();
+  const handled = await handleCommand(store, streamIdOfWebhooks(input.orgId), webhooksDecider, {
+    type: 'CreateEndpoint',
+    endpointId,
+    ...input,
+    sealedSecret: box.seal(secret),
+    now: clock.now(),
+  });
+  return { endpointId, secret, handled };
+}
+
+export function updateWebhookEndpoint(
+  store: EventStore,
+  clock: Clock,
+  input: { orgId: string; endpointId: string; url?: string; events?: string[]; description?: string | null; enabled?: boolean },
+) {
+  return handleCommand(store, streamIdOfWebhooks(input.orgId), webhooksDecider, { type: 'UpdateEndpoint', ...input, now: clock.now() });
+}
+
+export function deleteWebhookEndpoint(store: EventStore, clock: Clock, orgId: string, endpointId: string) {
+  return handleCommand(store, streamIdOfWebhooks(orgId), webhooksDecider, { type: 'DeleteEndpoint', orgId, endpointId, now: clock.now() });
+}
+
+export function disableWebhookEndpoint(store: EventStore, clock: Clock, orgId: string, endpointId: string, reason: DisabledReason) {
+  return handleCommand(store, streamIdOfWebhooks(orgId), webhooksDecider, { type: 'DisableEndpoint', orgId, endpointId, reason, now: clock.now() });
+}
+
+export async function rotateWebhookSecret(store: EventStore, clock: Clock, box: SecretBox, orgId: string, endpointId: string) {
+  const secret = newWebhookSecret();
+  const handled = await handleCommand(store, streamIdOfWebhooks(orgId), webhooksDecider, {
+    type: 'RotateSecret',
+    orgId,
+    endpointId,
+    sealedSecret: box.seal(secret),
+    now: clock.now(),
+  });
+  return { secret, handled };
+}
+
+export function sendWebhookTest(store: EventStore, clock: Clock, orgId: string, endpointId: string) {
+  return handleCommand(store, streamIdOfWebhooks(orgId), webhooksDecider, { type: 'SendTest', orgId, endpointId, now: clock.now() });
+}

@@ -1,0 +1,240 @@
+// The deliveries table (webhooks.deliveries): recorded by the reactor in the transaction of its
+// checkpoint, claimed and marked by the dispatcher around each send (never inside a
+// transaction that stays open during the send), listed, replayed and recovered by the API.
+import { createHash } from 'node:crypto';
+import type { ClientBase, Pool } from 'pg';
+import { READ_SCHEMA as rm } from '../../../projections/index.ts';
+import type { WebhookEndpointRow } from '../../../projections/queries.ts';
+
+export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
+
+export interface NewDelivery {
+  deliveryId: string;
+  endpointId: string;
+  orgId: string;
+  eventId: string;
+  eventType: string;
+  videoId: string | null;
+  body: string;
+  createdAt: Date;
+}
+
+/**
+ * `msg_...`: a function of the log event, the webhook event type and the endpoint, so a
+ * re-recorded event keeps its webhook-id (one log event can cause two types: a snapshot that
+ * is also the fall below the low-balance threshold).
+ */
+export function deliveryIdOf(eventId: string, type: string, endpointId: string): string {
+  return `msg_${createHash('sha256').update(`${eventId}:${type}:${endpointId}`).digest('hex').slice(0, 32)}`;
+}
+
+/** Inside the reactor's transaction; a delivery recorded before (a replayed page) is left as it is. */
+export async function recordDeliveries(client: ClientBase, deliveries: readonly NewDelivery[]): Promise<void> {
+  if (deliveries.length === 0) return;
+  await client.query(
+    `INSERT INTO webhooks.deliveries (delivery_id, endpoint_id, org_id, event_id, event_type, video_id, body, created_at, next_attempt_at)
+     SELECT d.*, d.created_at FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::timestamptz[])
+       AS d(delivery_id, endpoint_id, org_id, event_id, event_type, video_id, body, created_at)
+     ON CONFLICT (delivery_id) DO NOTHING`,
+    [
+      deliveries.map((d) => d.deliveryId),
+      deliveries.map((d) => d.endpointId),
+      deliveries.map((d) => d.orgId),
+      deliveries.map((d) => d.eventId),
+      deliveries.map((d) => d.eventType),
+      deliveries.map((d) => d.videoId),
+      deliveries.map((d) => d.body),
+      deliveries.map((d) => d.createdAt.toISOString()),
+    ],
+  );
+}
+
+export interface Claimed {
+  delivery_id: string;
+  endpoint_id: string;
+  org_id: string;
+  body: string;
+  attempts: number;
+  claim_token: string;
+  /** The endpoint as the read model has it at the claim; null when it was deleted. */
+  endpoint: ClaimedEndpoint | null;
+}
+
+export type ClaimedEndpoint = Pick<WebhookEndpointRow, 'endpoint_id' | 'org_id' | 'url' | 'enabled' | 'sealed_secret' | 'previous_sealed_secret' | 'previous_expires_at'>;
+
+interface ClaimedRow extends Omit<Claimed, 'endpoint'> {
+  url: string | null;
+  enabled: boolean | null;
+  sealed_secret: string | null;
+  previous_sealed_secret: string | null;
+  previous_expires_at: Date | null;
+}
+
+/** Per endpoint, at most this many deliveries are in flight (across every process). */
+export const MAX_IN_FLIGHT_PER_ENDPOINT = 10;
+/** A claim outlives the 15 s timeout of a send; a sender that died lets it lapse and another retakes it. */
+export const CLAIM_MS = 20_000;
+
+/**
+ * Claims up to `limit` due deliveries: per endpoint, only the oldest pending one of each video
+ * (order), and no more than MAX_IN_FLIGHT_PER_ENDPOINT claimed at once. Serialized across
+ * processes by an advisory lock: the window over pending rows cannot take row locks. Not a
+ * LIMIT before the ranking: an endpoint with a deep backlog must not hide other endpoints' work.
+ */
+export async function claimDue(pool: Pool, now: Date, limit: number): Promise<Claimed[]> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    await client.query(`SELECT pg_advisory_xact_lock(hashtext('webhooks.claim'))`);
+    // Per endpoint with work due, its oldest due deliveries (an index walk each, so a deep
+    // backlog costs only its first rows), less the places its sends in flight already hold.
+    const { rows } = await client.query<ClaimedRow>(
+      `WITH endpoints AS (
+         SELECT DISTINCT endpoint_id FROM webhooks.deliveries WHERE status = 'pending' AND next_attempt_at <= $1
+       ), busy AS (
+         SELECT endpoint_id, count(*)::int AS n FROM webhooks.deliveries
+         WHERE status = 'pending' AND claimed_until >= now() AND endpoint_id IN (SELECT endpoint_id FROM endpoints) GROUP BY endpoint_id
+       ), ranked AS (
+         SELECT c.delivery_id, e.endpoint_id, c.seq, row_number() OVER (PARTITION BY e.endpoint_id ORDER BY c.seq) + coalesce(b.n, 0) AS slot
+         FROM endpoints e LEFT JOIN busy b USING (endpoint_id)
+         CROSS JOIN LATERAL (
+           SELECT d.delivery_id, d.seq FROM webhooks.deliveries d
+           WHERE d.endpoint_id = e.endpoint_id AND d.status = 'pending' AND d.next_attempt_at <= $1
+             AND (d.claimed_until IS NULL OR d.claimed_until < now())
+             AND NOT EXISTS (SELECT FROM webhooks.deliveries o
+                             WHERE o.status = 'pending' AND o.endpoint_id = d.endpoint_id AND o.video_id = d.video_id AND o.seq < d.seq)
+           ORDER BY d.seq LIMIT $3
+         ) c
+       ), chosen AS (
+         SELECT delivery_id, endpoint_id FROM ranked WHERE slot <= $3 ORDER BY seq LIMIT $2
+       )
+       UPDATE webhooks.deliveries d
+       SET claimed_until = now() + $4 * interval '1 millisecond', claim_token = gen_random_uuid(), attempts = d.attempts + 1
+       FROM chosen LEFT JOIN ${rm}.webhook_endpoints w ON w.endpoint_id = chosen.endpoint_id
+       WHERE d.delivery_id = chosen.delivery_id
+       RETURNING d.delivery_id, d.endpoint_id, d.org_id, d.body, d.attempts, d.claim_token::text,
+         w.url, w.enabled, w.sealed_secret, w.previous_sealed_secret, w.previous_expires_at`,
+      [now, limit, MAX_IN_FLIGHT_PER_ENDPOINT, CLAIM_MS],
+    );
+    await client.query('COMMIT');
+    return rows.map(({ url, enabled, sealed_secret, previous_sealed_secret, previous_expires_at, ...claimed }) => ({
+      ...claimed,
+      endpoint:
+        url === null || sealed_secret === null
+          ? null
+          : { endpoint_id: claimed.endpoint_id, org_id: claimed.org_id, url, enabled: enabled === true, sealed_secret, previous_sealed_secret, previous_expires_at },
+    }));
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw error;
+  } finally {
+    client.release();
+  }
+}
+
+/**
+ * The end of one attempt, and the endpoint's health with it (one statement). Only the holder of
+ * the claim may write it (a lapsed claim may have been retaken). Answers whether it was written
+ * and since when the endpoint has been failing (null: it is not).
+ */
+export async function markAttempt(
+  pool: Pool,
+  claimed: Claimed,
+  result: { status: DeliveryStatus; httpStatus: number | null; error: string | null; nextAttemptAt: Date | null; at: Date },
+): Promise<{ marked: boolean; failingSince: Date | null }> {
+  const succeeded = result.status === 'delivered';
+  const { rows } = await pool.query<{ marked: boolean; failing_since: Date | null }>(
+    `WITH marked AS (
+       UPDATE webhooks.deliveries SET status = $3, last_status = $4, last_error = $5, next_attempt_at = $6,
+         delivered_at = CASE WHEN $3 = 'delivered' THEN $7::timestamptz ELSE delivered_at END, claimed_until = NULL, claim_token = NULL
+       WHERE delivery_id = $1 AND claim_token = $2::uuid
+       RETURNING endpoint_id
+     ), health AS (
+       INSERT INTO webhooks.endpoint_health AS h (endpoint_id, failing_since, last_success_at)
+       SELECT endpoint_id, CASE WHEN $8 THEN NULL ELSE $7::timestamptz END, CASE WHEN $8 THEN $7::timestamptz END FROM marked
+       ON CONFLICT (endpoint_id) DO UPDATE SET
+         failing_since = CASE WHEN $8 THEN NULL ELSE coalesce(h.failing_since, $7::timestamptz) END,
+         last_success_at = CASE WHEN $8 THEN $7::timestamptz ELSE h.last_success_at END
+       RETURNING failing_since
+     )
+     SELECT EXISTS (SELECT FROM marked) AS marked, (SELECT failing_since FROM health) AS failing_since`,
+    [claimed.delivery_id, claimed.claim_token, result.status, result.httpStatus, result.error, result.nextAttemptAt, result.at, succeeded],
+  );
+  return { marked: rows[0]?.marked ?? false, failingSince: rows[0]?.failing_since ?? null };
+}
+
+/** Gives a claim back untried (the dispatcher is stopping, or the endpoint vanished before the send). */
+export async function releaseClaim(pool: Pool, claimed: Claimed): Promise<void> {
+  await pool.query(`UPDATE webhooks.deliveries SET claimed_until = NULL, claim_token = NULL, attempts = attempts - 1 WHERE delivery_id = $1 AND claim_token = $2::uuid`, [
+    claimed.delivery_id,
+    claimed.claim_token,
+  ]);
+}
+
+/** Pending deliveries of an endpoint that can no longer receive them (deleted or disabled) end as failed. */
+export async function failPendingOf(pool: Pool, endpointId: string, reason: string): Promise<void> {
+  await pool.query(
+    `UPDATE webhooks.deliveries SET status = 'failed', last_error = $2, next_attempt_at = NULL, claimed_until = NULL, claim_token = NULL
+     WHERE endpoint_id = $1 AND status = 'pending'`,
+    [endpointId, reason],
+  );
+}
+
+/**
+ * Service time of the earliest pending delivery still to come due; null when none. (Those due
+ * already and not claimed wait behind another send, which kicks the dispatcher when it ends.)
+ */
+export async function nextDue(pool: Pool, now: Date): Promise<Date | null> {
+  const { rows } = await pool.query<{ at: Date | null }>(
+    `SELECT min(next_attempt_at) AS at FROM webhooks.deliveries WHERE status = 'pending' AND next_attempt_at > $1`,
+    [now],
+  );
+  return rows[0]?.at ?? null;
+}
+
+export interface DeliveryRow {
+  delivery_id: string;
+  seq: string;
+  event_id: string;
+  event_type: string;
+  status: DeliveryStatus;
+  attempts: number;
+  last_status: number | null;
+  next_attempt_at: Date | null;
+  created_at: Date;
+  delivered_at: Date | null;
+}
+
+/** An endpoint's deliveries, newest first, after `beforeSeq` (a cursor) when given. */
+export async function listDeliveries(pool: Pool, endpointId: string, beforeSeq: bigint | null, limit: number): Promise<DeliveryRow[]> {
+  const { rows } = await pool.query<DeliveryRow>(
+    `SELECT delivery_id, seq::text, event_id, event_type, status, attempts, last_status, next_attempt_at, created_at, delivered_at
+     FROM webhooks.deliveries WHERE endpoint_id = $1 AND ($2::bigint IS NULL OR seq < $2::bigint) ORDER BY seq DESC LIMIT $3`,
+    [endpointId, beforeSeq === null ? null : beforeSeq.toString(), limit],
+  );
+  return rows;
+}
+
+/** Sends a delivery again (with its webhook-id), on a fresh schedule; false when the endpoint has no such delivery. */
+export async function replayDelivery(pool: Pool, endpointId: string, deliveryId: string, now: Date): Promise<boolean> {
+  const { rowCount } = await pool.query(
+    `UPDATE webhooks.deliveries SET status = 'pending', attempts = 0, next_attempt_at = $3, claimed_until = NULL, claim_token = NULL
+     WHERE endpoint_id = $1 AND delivery_id = $2 AND claim_token IS NULL`,
+    [endpointId, deliveryId, now],
+  );
+  if ((rowCount ?? 0) > 0) return true;
+  // Under a claim right now: it is being sent already.
+  const { rows } = await pool.query(`SELECT 1 FROM webhooks.deliveries WHERE endpoint_id = $1 AND delivery_id = $2`, [endpointId, deliveryId]);
+  return rows.length > 0;
+}
+
+/** Every failed delivery of the endpoint made since `since`, sent again; answers how many. */
+export async function recoverDeliveries(pool: Pool, endpointId: string, since: Date, now: Date): Promise<number> {
+  const { rowCount } = await pool.query(
+    `UPDATE webhooks.deliveries SET status = 'pending', attempts = 0, next_attempt_at = $3
+     WHERE endpoint_id = $1 AND status = 'failed' AND created_at >= $2`,
+    [endpointId, since, now],
+  );
+  return rowCount ?? 0;
+}
+

@@ -1,0 +1,206 @@
+// Sends recorded deliveries: claims what is due (per endpoint, in order per video and at most
+// 10 at once), signs and POSTs each with no transaction open, then marks it delivered, due
+// again on the retry schedule, or failed. A 410 disables the endpoint; an endpoint whose every
+// delivery has failed for 5 days is disabled and its organization e-mailed (through the outbox).
+// Sends run concurrently, so one slow endpoint holds only its own 10 places.
+import type { Pool } from 'pg';
+import type { Clock } from '../../clock.ts';
+import { disableWebhookEndpoint } from '../../commands/webhook-commands.ts';
+import { withTransaction } from '../../db/pool.ts';
+import { FAILING_ENDPOINT_DISABLE_MS, nextAttemptDelay, outcomeOf, parseRetryAfter, retryAfterOnServiceClock } from '../../domain/webhook-retry.ts';
+import type { UrlPolicy } from '../../domain/webhook-url.ts';
+import type { DisabledReason } from '../../domain/webhooks.ts';
+import type { EventStore } from '../../eventstore/port.ts';
+import { findOrganization } from '../../../projections/queries.ts';
+import { recordMessages, type OutboxMessage } from '../outbox.ts';
+import { claimDue, failPendingOf, markAttempt, nextDue, type Claimed, type ClaimedEndpoint } from './deliveries.ts';
+import type { SecretBox } from './secret-box.ts';
+import { postWebhook, type AttemptResult } from './sender.ts';
+import { webhookHeaders } from './signature.ts';
+
+export interface DispatcherDeps {
+  pool: Pool;
+  store: EventStore;
+  /** The service clock: retry schedule, rotation expiry, the 5 days. */
+  clock: Clock;
+  /** Wall time, for `webhook-timestamp`: receivers compare it with their own clocks. */
+  wall: Clock;
+  /** The service clock's speed (TIME_SCALE), to turn a wait in service time into a timer. */
+  timeScale: number;
+  box: SecretBox;
+  policy: UrlPolicy;
+  onError: (error: unknown) => void;
+  /** Told when an e-mail was recorded in the outbox (so its sender looks). */
+  onMailRecorded?: () => void;
+  mailFrom?: string;
+  /** Sends in flight in this process, all endpoints together. */
+  concurrency?: number;
+  random?: () => number;
+  /** The attempt itself (tests may watch it); default: postWebhook. */
+  post?: typeof postWebhook;
+}
+
+/** Looks for work this often even when nothing is timed: a replay made by another process. */
+const POLL_MS = 2_000;
+const DATABASE_RETRY_MS = 2_000;
+
+export class WebhookDispatcher {
+  private draining: Promise<void> | null = null;
+  private again = false;
+  private timer: NodeJS.Timeout | null = null;
+  private readonly inFlight = new Set<Promise<void>>();
+  private stopped = false;
+
+  constructor(private readonly deps: DispatcherDeps) {}
+
+  /** Looks for due deliveries now. */
+  kick(): void {
+    if (this.stopped) return;
+    if (this.draining) {
+      this.again = true;
+      return;
+    }
+    this.clearTimer();
+    this.draining = this.drain()
+      .catch((error: unknown) => {
+        this.deps.onError(error);
+        this.wakeIn(DATABASE_RETRY_MS);
+      })
+      .finally(() => {
+        this.draining = null;
+        if (this.again) {
+          this.again = false;
+          this.kick();
+        }
+      });
+  }
+
+  /** Resolves once nothing is in flight (tests: after a kick, wait for the round it started). */
+  async idle(): Promise<void> {
+    while (this.draining || this.inFlight.size > 0) {
+      await Promise.allSettled([this.draining, ...this.inFlight]);
+    }
+  }
+
+  private async drain(): Promise<void> {
+    const concurrency = this.deps.concurrency ?? 200;
+    while (!this.stopped) {
+      const room = concurrency - this.inFlight.size;
+      if (room <= 0) return; // a finishing send kicks again
+      const claimed = await claimDue(this.deps.pool, this.deps.clock.now(), room);
+      // Stopped while claiming: these are not sent here (their claims lapse and another sender takes them).
+      if (this.stopped) return;
+      if (claimed.length === 0) break;
+      for (const delivery of claimed) this.track(this.attempt(delivery));
+    }
+    if (this.stopped) return;
+    const now = this.deps.clock.now();
+    const due = await nextDue(this.deps.pool, now);
+    // Due already but not claimed: it waits behind an earlier delivery of its video or for one
+    // of its endpoint's 10 places, and the send that frees it kicks; the poll is the fallback.
+    if (due === null) return this.wakeIn(POLL_MS);
+    const waitMs = (due.getTime() - now.getTime()) / this.deps.timeScale;
+    this.wakeIn(Math.min(POLL_MS, Math.max(10, Math.ceil(waitMs))));
+  }
+
+  private track(work: Promise<void>): void {
+    const tracked = work
+      .catch((error: unknown) => this.deps.onError(error))
+      .finally(() => {
+        this.inFlight.delete(tracked);
+        this.kick();
+      });
+    this.inFlight.add(tracked);
+  }
+
+  private async attempt(delivery: Claimed): Promise<void> {
+    const { pool, clock, wall } = this.deps;
+    const endpoint = delivery.endpoint;
+    if (!endpoint || !endpoint.enabled) {
+      await markAttempt(pool, delivery, { status: 'failed', httpStatus: null, error: endpoint ? 'endpoint disabled' : 'endpoint deleted', nextAttemptAt: null, at: clock.now() });
+      return;
+    }
+    const secrets = this.secretsOf(endpoint);
+    const timestamp = Math.floor(wall.now().getTime() / 1000);
+    const headers = webhookHeaders(secrets, delivery.delivery_id, timestamp, delivery.body);
+    const result: AttemptResult = await (this.deps.post ?? postWebhook)(endpoint.url, headers, delivery.body, this.deps.policy);
+    const outcome = outcomeOf(result.status, retryAfterOnServiceClock(parseRetryAfter(result.retryAfter, wall.now().getTime()), this.deps.timeScale));
+    const now = clock.now();
+    const delay = nextAttemptDelay(delivery.attempts, outcome, (this.deps.random ?? Math.random)());
+    const status = outcome.kind === 'delivered' ? 'delivered' : delay === null ? 'failed' : 'pending';
+    const error = outcome.kind === 'delivered' ? null : (result.error ?? `HTTP ${result.status}`);
+    const { marked, failingSince } = await markAttempt(pool, delivery, { status, httpStatus: result.status, error, nextAttemptAt: status === 'pending' ? new Date(now.getTime() + delay!) : null, at: now });
+    if (!marked) return; // the claim lapsed and another sender took it over: its answer counts
+    if (outcome.kind === 'gone') await this.disable(endpoint, 'gone');
+    else if (failingSince && now.getTime() - failingSince.getTime() >= FAILING_ENDPOINT_DISABLE_MS) await this.disable(endpoint, 'failing');
+  }
+
+  /** The current secret, and the rotated-out one while it is still valid (two signatures). */
+  private secretsOf(endpoint: ClaimedEndpoint): string[] {
+    const secrets = [this.deps.box.open(endpoint.sealed_secret)];
+    if (endpoint.previous_sealed_secret && endpoint.previous_expires_at && endpoint.previous_expires_at.getTime() > this.deps.clock.now().getTime()) {
+      secrets.push(this.deps.box.open(endpoint.previous_sealed_secret));
+    }
+    return secrets;
+  }
+
+  private async disable(endpoint: ClaimedEndpoint, reason: DisabledReason): Promise<void> {
+    const { pool, store, clock } = this.deps;
+    const handled = await disableWebhookEndpoint(store, clock, endpoint.org_id, endpoint.endpoint_id, reason);
+    await failPendingOf(pool, endpoint.endpoint_id, reason === 'gone' ? 'endpoint answered 410 Gone and was disabled' : 'endpoint failed for 5 days and was disabled');
+    // Only the process whose command disabled it writes to the organization.
+    if (reason !== 'failing' || handled.events.length === 0) return;
+    const org = await findOrganization(pool, endpoint.org_id);
+    if (!org) return;
+    const at = handled.events[0]!.data.at;
+    const message: OutboxMessage = {
+      messageId: `<${endpoint.endpoint_id}.disabled.${Date.parse(at)}@vidtrack>`,
+      fileName: `${endpoint.endpoint_id}-disabled-${Date.parse(at)}`,
+      message: {
+        from: this.deps.mailFrom ?? 'vidtrack <no-reply@vidtrack.local>',
+        to: org.email,
+        subject: 'A webhook endpoint was disabled after 5 days of failures',
+        text: [
+          `Hello ${org.name},`,
+          '',
+          `Every delivery to your webhook endpoint ${endpoint.endpoint_id} (${endpoint.url}) has failed for 5 days, so it has been disabled.`,
+          'Fix the receiver, enable it again with PATCH /api/v1/webhooks/' + endpoint.endpoint_id + ' {"enabled": true},',
+          'and send what it missed with POST /api/v1/webhooks/' + endpoint.endpoint_id + '/recover {"since": "..."}.',
+          '',
+          '-- vidtrack',
+        ].join('\n'),
+      },
+    };
+    await withTransaction(pool, (client) => recordMessages(client, [message]));
+    this.deps.onMailRecorded?.();
+  }
+
+  private wakeIn(ms: number): void {
+    if (this.stopped) return;
+    this.clearTimer();
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.kick();
+    }, ms);
+    this.timer.unref();
+  }
+
+  private clearTimer(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+  }
+
+  /** No new send starts; resolves once those under way ended, or after `waitMs` (their claims then lapse and are retaken). */
+  async stop(waitMs = Number.POSITIVE_INFINITY): Promise<void> {
+    this.stopped = true;
+    this.clearTimer();
+    // A round that was claiming may still add sends: wait until nothing is left, not for a snapshot.
+    const settled = (async () => {
+      while (this.draining || this.inFlight.size > 0) await Promise.allSettled([this.draining, ...this.inFlight]);
+    })();
+    if (!Number.isFinite(waitMs)) return void (await settled);
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([settled, new Promise((resolve) => (timer = setTimeout(resolve, waitMs)))]);
+    clearTimeout(timer);
+  }
+}

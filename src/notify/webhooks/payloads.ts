@@ -1,0 +1,131 @@
+// Which log events become which webhook events, and their bodies: `{"type", "timestamp",
+// "data"}`, with videos and snapshots exactly as GET /videos/{id} shows them (src/api/present.ts).
+import { jobIdOf } from '../../commands/ids.ts';
+import { SNAPSHOT_PRICE, toUsd } from '../../domain/money.ts';
+import type { KeyMode, VideoStatus } from '../../domain/platform.ts';
+import type { SnapshotRecorded } from '../../domain/video.ts';
+import type { WebhookEventType } from '../../domain/webhooks.ts';
+import type { RecordedEvent } from '../../eventstore/port.ts';
+import { presentListedVideo, presentSnapshot } from '../../api/present.ts';
+import type { SnapshotRow, VideoRow } from '../../../projections/queries.ts';
+
+/** Receivers are told to expect bodies below this (Standard Webhooks advises small payloads). */
+export const MAX_BODY_BYTES = 20 * 1024;
+
+/** A log event as a webhook event, before its body is made. */
+export interface WebhookCause {
+  type: WebhookEventType;
+  orgId: string;
+  mode: KeyMode;
+  /** Deliveries of one video keep their order; null: no order to keep. */
+  videoId: string | null;
+  /** `webhook.test` goes to this one endpoint only. */
+  endpointId: string | null;
+  timestamp: string;
+  event: RecordedEvent;
+}
+
+/** The status a video has right after the event (the read model may already be further on). */
+const STATUS_AFTER: Partial<Record<WebhookEventType, VideoStatus>> = {
+  'tracking.completed': 'completed',
+  'video.stopped': 'completed',
+  'tracking.paused': 'paused',
+  'tracking.resumed': 'monitoring',
+  'tracking.failed': 'error',
+};
+
+export function causeOf(event: RecordedEvent): WebhookCause | null {
+  const d = event.data as { orgId: string; mode: KeyMode; videoId: string; at: string; reason?: string; endpointId?: string };
+  const video = (type: WebhookEventType, timestamp = d.at): WebhookCause => ({ type, orgId: d.orgId, mode: d.mode, videoId: d.videoId, endpointId: null, timestamp, event });
+  switch (event.type) {
+    case 'SnapshotRecorded':
+      return video('snapshot.created', (event.data as SnapshotRecorded['data']).snapshotTime);
+    case 'VideoCompleted':
+      return video(d.reason === 'stopped' ? 'video.stopped' : 'tracking.completed');
+    case 'VideoPaused':
+      return video('tracking.paused');
+    case 'VideoResumed':
+      return video('tracking.resumed');
+    case 'VideoErrored':
+      return video('tracking.failed');
+    case 'WebhookTestRequested':
+      return { type: 'webhook.test', orgId: d.orgId, mode: d.mode, videoId: null, endpointId: d.endpointId!, timestamp: d.at, event };
+    default:
+      return null;
+  }
+}
+
+/** What the read models say of a video when its event is sent. */
+export interface VideoFacts {
+  video: VideoRow;
+  /** Snapshots recorded so far and the latest one (tracking.completed's totals and final metrics). */
+  snapshotCount: number;
+  lastSnapshot: SnapshotRow | null;
+}
+
+function snapshotRowOf(data: SnapshotRecorded['data']): SnapshotRow {
+  const m = data.metrics;
+  return {
+    slot: data.slot,
+    snapshot_id: data.snapshotId,
+    snapshot_time: new Date(data.snapshotTime),
+    provider: data.provider,
+    views: m.views ?? null,
+    likes: m.likes ?? null,
+    comments: m.comments ?? null,
+    shares: m.shares ?? null,
+    saves: m.saves ?? null,
+    retweets: m.retweets ?? null,
+    replies: m.replies ?? null,
+  };
+}
+
+/** The video as GET shows it, without snapshots, as it stood right after the event. */
+function videoAsOf(cause: WebhookCause, facts: VideoFacts) {
+  const at = new Date(cause.timestamp);
+  const status = STATUS_AFTER[cause.type] ?? facts.video.status;
+  const listed = presentListedVideo({ ...facts.video, status, ended_at: status === 'monitoring' || status === 'paused' ? null : (facts.video.ended_at ?? at) }, at);
+  return { ...listed, is_deleted: facts.video.is_deleted, last_updated: facts.video.last_updated.toISOString() };
+}
+
+/** The data of a webhook event; `facts` is needed for every type but `webhook.test`. */
+export function dataOf(cause: WebhookCause, facts: VideoFacts | null): Record<string, unknown> {
+  if (cause.type === 'webhook.test') {
+    return { endpoint_id: cause.endpointId, message: 'A test event from vidtrack: your endpoint received and can verify it.' };
+  }
+  if (!facts) throw new Error(`no read-model facts for ${cause.type} of video ${cause.videoId}`);
+  if (cause.type === 'snapshot.created') {
+    const data = cause.event.data as SnapshotRecorded['data'];
+    return { video_id: data.videoId, platform: facts.video.platform, snapshot: presentSnapshot(jobIdOf(data.videoId), snapshotRowOf(data)) };
+  }
+  const video = videoAsOf(cause, facts);
+  if (cause.type === 'tracking.completed' || cause.type === 'video.stopped') {
+    const last = facts.lastSnapshot ? presentSnapshot(facts.video.job_id, facts.lastSnapshot) : null;
+    const { id: _id, snapshot_id: _sid, snapshot_time: _time, provider: _provider, ...finalMetrics } = last ?? { id: '', snapshot_id: '', snapshot_time: '', provider: '' };
+    return {
+      video,
+      totals: {
+        snapshots: facts.snapshotCount,
+        cost_usd: facts.video.mode === 'live' ? toUsd(facts.snapshotCount * SNAPSHOT_PRICE) : 0,
+      },
+      final_metrics: last ? Object.fromEntries(Object.entries(finalMetrics).filter(([, v]) => v !== undefined)) : null,
+    };
+  }
+  return { video };
+}
+
+/** The body sent, kept under MAX_BODY_BYTES: platform text (title, description) is what can make it long. */
+export function bodyOf(type: WebhookEventType, timestamp: string, data: Record<string, unknown>): string {
+  let body = JSON.stringify({ type, timestamp, data });
+  if (Buffer.byteLength(body) < MAX_BODY_BYTES) return body;
+  body = JSON.stringify({ type, timestamp, data: shortened(data, 500) });
+  if (Buffer.byteLength(body) < MAX_BODY_BYTES) return body;
+  return JSON.stringify({ type, timestamp, data: shortened(data, 50) });
+}
+
+function shortened(value: unknown, max: number): unknown {
+  if (typeof value === 'string') return value.length > max ? `${value.slice(0, max)}…` : value;
+  if (Array.isArray(value)) return value.map((v) => shortened(v, max));
+  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, shortened(v, max)]));
+  return value;
+}

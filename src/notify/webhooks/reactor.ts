@@ -1,0 +1,271 @@
+// Reactor: turns log events into webhook deliveries. It follows the log from its own
+// checkpoint and records each page's deliveries (one per event and subscribed endpoint) in the
+// same transaction as that checkpoint, so a restart neither loses nor doubles one, and nothing
+// is recorded for an event the log does not hold. The dispatcher sends them after the commit.
+// Collection never waits for any of this: the reactor only reads the log.
+import type { Pool } from 'pg';
+import { Subscription, concatMap, from } from 'rxjs';
+import type { Clock } from '../../clock.ts';
+import { withTransaction } from '../../db/pool.ts';
+import type { UrlPolicy } from '../../domain/webhook-url.ts';
+import type { EventStore, Position, RecordedEvent } from '../../eventstore/port.ts';
+import {
+  alertsOfOrganizations,
+  enabledWebhookEndpoints,
+  findOrganization,
+  readSnapshots,
+  readUsage,
+  readVideos,
+  snapshotTotals,
+  type MetricAlertRow,
+  type SnapshotRow,
+  type WebhookEndpointRow,
+} from '../../../projections/queries.ts';
+import type { ProjectionWatcher } from '../../../projections/watcher.ts';
+import { createMailer, type MailOptions } from '../mailer.ts';
+import { OutboxSender, recordMessages, type OutboxMessage } from '../outbox.ts';
+import { deliveryIdOf, recordDeliveries, type NewDelivery } from './deliveries.ts';
+import { WebhookDispatcher } from './dispatcher.ts';
+import { alertBody, alertEmail, alertsOn, firingsOf } from './metric-alerts.ts';
+import { balanceChangesOf, watchBalances, type BalanceCandidate, type BalanceChanges } from './low-balance.ts';
+import { bodyOf, causeOf, dataOf, type VideoFacts, type WebhookCause } from './payloads.ts';
+import type { SecretBox } from './secret-box.ts';
+
+export interface WebhookReactorDeps {
+  store: EventStore;
+  pool: Pool;
+  watcher: ProjectionWatcher;
+  clock: Clock;
+  wall: Clock;
+  timeScale: number;
+  box: SecretBox;
+  policy: UrlPolicy;
+  /** Where the e-mail of an endpoint disabled after 5 days goes (through the outbox). */
+  mail: MailOptions;
+  post?: ConstructorParameters<typeof WebhookDispatcher>[0]['post'];
+}
+
+const RETRY_MS = 5_000;
+/** How long a page waits for the read models (endpoints, videos) to reach it before it is tried again. */
+const READ_MODEL_WAIT_MS = 10_000;
+
+export class WebhookReactor {
+  private subscription: Subscription | null = null;
+  private inFlight: Promise<void> = Promise.resolve();
+  private retry: NodeJS.Timeout | null = null;
+  private stopped = false;
+  private mailSender: OutboxSender | null = null;
+  private closeMailer: () => void = () => undefined;
+  readonly dispatcher: WebhookDispatcher;
+  private onError: (error: unknown) => void = () => undefined;
+
+  constructor(private readonly deps: WebhookReactorDeps) {
+    this.dispatcher = new WebhookDispatcher({
+      pool: deps.pool,
+      store: deps.store,
+      clock: deps.clock,
+      wall: deps.wall,
+      timeScale: deps.timeScale,
+      box: deps.box,
+      policy: deps.policy,
+      mailFrom: deps.mail.from,
+      post: deps.post,
+      onError: (error) => this.onError(error),
+      onMailRecorded: () => this.mailSender?.kick(),
+    });
+  }
+
+  async start(onError: (error: unknown) => void): Promise<void> {
+    this.onError = onError;
+    this.stopped = false;
+    if (!this.mailSender) {
+      const mailer = createMailer(this.deps.mail);
+      this.mailSender = new OutboxSender(this.deps.pool, mailer, onError);
+      this.closeMailer = () => mailer.close();
+    }
+    const { rows } = await this.deps.pool.query(`SELECT commit_position, prepare_position FROM webhooks.checkpoint WHERE id = 1`);
+    const from$: Position | null = rows[0] ? { commit: BigInt(rows[0].commit_position), prepare: BigInt(rows[0].prepare_position) } : null;
+    // What was recorded but not sent before a restart goes first.
+    this.dispatcher.kick();
+    this.inFlight = Promise.resolve();
+    this.subscription = this.deps.store
+      .subscribeAll(from$, { batchSize: 1000, ready: () => this.inFlight })
+      .pipe(concatMap((page) => from((this.inFlight = this.handlePage(page)))))
+      .subscribe({ error: (error) => this.failed(error) });
+  }
+
+  private failed(error: unknown): void {
+    if (this.stopped) return;
+    this.onError(error);
+    this.subscription?.unsubscribe();
+    this.subscription = null;
+    this.retry = setTimeout(() => {
+      this.retry = null;
+      if (!this.stopped) this.start(this.onError).catch((failure: unknown) => this.failed(failure));
+    }, RETRY_MS);
+    this.retry.unref();
+  }
+
+  private async handlePage(page: RecordedEvent[]): Promise<void> {
+    if (page.length === 0) return;
+    const last = page[page.length - 1]!.position;
+    const causes = page.map(causeOf).filter((c): c is WebhookCause => c !== null);
+    const balance = balanceChangesOf(page);
+    const prepared = causes.length > 0 || balance.spenders.size > 0 ? await this.prepare(causes, balance, last) : { deliveries: [], candidates: [], messages: [] };
+    let recorded = 0;
+    await withTransaction(this.deps.pool, async (client) => {
+      const lowBalance = await watchBalances(client, balance, prepared.candidates, this.deps.clock.now());
+      await recordDeliveries(client, [...prepared.deliveries, ...lowBalance]);
+      await recordMessages(client, prepared.messages);
+      recorded = prepared.deliveries.length + lowBalance.length;
+      // Never moves back: a second reactor (another projector process) must not rewind this one.
+      await client.query(
+        `INSERT INTO webhooks.checkpoint (id, commit_position, prepare_position) VALUES (1, $1, $2)
+         ON CONFLICT (id) DO UPDATE SET commit_position = excluded.commit_position, prepare_position = excluded.prepare_position
+         WHERE (webhooks.checkpoint.commit_position, webhooks.checkpoint.prepare_position) < (excluded.commit_position, excluded.prepare_position)`,
+        [last.commit.toString(), last.prepare.toString()],
+      );
+    });
+    if (recorded > 0) this.dispatcher.kick();
+    if (prepared.messages.length > 0) this.mailSender?.kick();
+  }
+
+  /**
+   * The page's deliveries (but balance.low's, decided in the transaction) and the organizations
+   * whose balance to look at. Organizations without an endpoint for these events cost one query.
+   */
+  private async prepare(
+    causes: WebhookCause[],
+    balance: BalanceChanges,
+    last: Position,
+  ): Promise<{ deliveries: NewDelivery[]; candidates: BalanceCandidate[]; messages: OutboxMessage[] }> {
+    const { pool, watcher } = this.deps;
+    const orgIds = [...new Set([...causes.map((c) => c.orgId), ...balance.spenders.keys()])];
+    // An endpoint is in the read model before its creation was answered (read-your-writes).
+    const endpoints = await enabledWebhookEndpoints(pool, orgIds);
+    const targeted = causes
+      .map((cause) => ({ cause, targets: endpoints.filter((e) => subscribed(e, cause)) }))
+      .filter((t) => t.targets.length > 0);
+    const watching = [...balance.spenders].map(([orgId, event]) => ({
+      orgId,
+      event,
+      endpoints: endpoints.filter((e) => e.org_id === orgId && e.mode === 'live' && e.events.includes('balance.low')),
+    })).filter((w) => w.endpoints.length > 0);
+    const snapshots = causes.filter((c) => c.event.type === 'SnapshotRecorded');
+    const alerts = snapshots.length > 0 ? await alertsOfOrganizations(pool, [...new Set(snapshots.map((c) => c.orgId))]) : [];
+    const watched = alerts.length > 0 ? snapshots.map((c) => ({ cause: c, alerts: alertsOn(c.event, alerts) })).filter((w) => w.alerts.length > 0) : [];
+    if (targeted.length === 0 && watching.length === 0 && watched.length === 0) return { deliveries: [], candidates: [], messages: [] };
+    // Videos and usage come from the read models: wait until they hold this page.
+    if (!(await watcher.waitFor(last, READ_MODEL_WAIT_MS))) throw new Error('read models did not reach the page of webhook events in time');
+    const candidates: BalanceCandidate[] = [];
+    for (const w of watching) {
+      const usage = await readUsage(pool, w.orgId);
+      if (usage) candidates.push({ ...w, usage });
+    }
+    const facts = await this.factsOf(targeted.map((t) => t.cause));
+    const deliveries: NewDelivery[] = [];
+    for (const { cause, targets } of targeted) {
+      const videoFacts = cause.videoId ? facts.get(cause.videoId) ?? null : null;
+      // A video the read model lost (parked) cannot be described: its events are not sent.
+      if (cause.videoId && !videoFacts) continue;
+      const body = bodyOf(cause.type, cause.timestamp, dataOf(cause, videoFacts));
+      for (const endpoint of targets) {
+        deliveries.push({
+          deliveryId: deliveryIdOf(cause.event.id, cause.type, endpoint.endpoint_id),
+          endpointId: endpoint.endpoint_id,
+          orgId: cause.orgId,
+          eventId: cause.event.id,
+          eventType: cause.type,
+          videoId: cause.videoId,
+          body,
+          createdAt: this.deps.clock.now(),
+        });
+      }
+    }
+    const fired = await this.alertsFired(watched, endpoints);
+    return { deliveries: [...deliveries, ...fired.deliveries], candidates, messages: fired.messages };
+  }
+
+  /** metric.alert: the firings of the page's snapshots, as deliveries and e-mails. */
+  private async alertsFired(watched: Array<{ cause: WebhookCause; alerts: MetricAlertRow[] }>, endpoints: readonly WebhookEndpointRow[]) {
+    const deliveries: NewDelivery[] = [];
+    const messages: OutboxMessage[] = [];
+    if (watched.length === 0) return { deliveries, messages };
+    const { pool } = this.deps;
+    const videos = new Map((await readVideos(pool, [...new Set(watched.map((w) => w.cause.videoId!))])).map((v) => [v.video_id, v]));
+    const snapshotsOf = new Map<string, SnapshotRow[]>();
+    const orgs = new Map<string, { name: string; email: string } | null>();
+    for (const { cause, alerts } of watched) {
+      const video = videos.get(cause.videoId!);
+      if (!video) continue;
+      if (!snapshotsOf.has(video.video_id)) snapshotsOf.set(video.video_id, await readSnapshots(pool, video.video_id));
+      for (const firing of firingsOf(cause.event, alerts, video, snapshotsOf.get(video.video_id)!)) {
+        const body = alertBody(firing);
+        const type = `metric.alert:${firing.alert.alert_id}`;
+        for (const endpoint of endpoints.filter((e) => subscribed(e, { ...cause, type: 'metric.alert' }))) {
+          deliveries.push({
+            deliveryId: deliveryIdOf(cause.event.id, type, endpoint.endpoint_id),
+            endpointId: endpoint.endpoint_id,
+            orgId: cause.orgId,
+            eventId: cause.event.id,
+            eventType: 'metric.alert',
+            videoId: cause.videoId,
+            body,
+            createdAt: this.deps.clock.now(),
+          });
+        }
+        if (!orgs.has(cause.orgId)) orgs.set(cause.orgId, await findOrganization(pool, cause.orgId));
+        const org = orgs.get(cause.orgId);
+        if (org) messages.push(alertEmail(firing, org, this.deps.mail.from));
+      }
+    }
+    return { deliveries, messages };
+  }
+
+  private async factsOf(causes: WebhookCause[]): Promise<Map<string, VideoFacts>> {
+    const videoIds = [...new Set(causes.map((c) => c.videoId).filter((id): id is string => id !== null))];
+    const facts = new Map<string, VideoFacts>();
+    if (videoIds.length === 0) return facts;
+    for (const video of await readVideos(this.deps.pool, videoIds)) facts.set(video.video_id, { video, snapshotCount: 0, lastSnapshot: null });
+    // Totals only for the events that carry them (rare: once per video).
+    const ending = new Set(causes.filter((c) => c.type === 'tracking.completed' || c.type === 'video.stopped').map((c) => c.videoId!));
+    for (const videoId of ending) {
+      const known = facts.get(videoId);
+      if (!known) continue;
+      const totals = await snapshotTotals(this.deps.pool, videoId);
+      facts.set(videoId, { ...known, snapshotCount: totals.count, lastSnapshot: totals.last });
+    }
+    return facts;
+  }
+
+  async stop(waitMs = Number.POSITIVE_INFINITY): Promise<void> {
+    this.stopped = true;
+    if (this.retry) clearTimeout(this.retry);
+    this.retry = null;
+    this.subscription?.unsubscribe();
+    this.subscription = null;
+    const deadline = performance.now() + waitMs;
+    const left = () => Math.max(0, deadline - performance.now());
+    await Promise.all([
+      raceDeadline(this.inFlight.catch(() => undefined), waitMs),
+      this.dispatcher.stop(left()),
+      this.mailSender?.stop(left()),
+    ]);
+    this.closeMailer();
+    this.mailSender = null;
+  }
+}
+
+/** Whether an endpoint gets this event: same organization and mode, and subscribed (a test goes to its one endpoint). */
+function subscribed(endpoint: WebhookEndpointRow, cause: WebhookCause): boolean {
+  if (endpoint.org_id !== cause.orgId || endpoint.mode !== cause.mode) return false;
+  if (cause.endpointId !== null) return endpoint.endpoint_id === cause.endpointId;
+  return endpoint.events.includes(cause.type);
+}
+
+async function raceDeadline(promise: Promise<unknown>, ms: number): Promise<void> {
+  if (!Number.isFinite(ms)) return void (await promise);
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([promise, new Promise((resolve) => (timer = setTimeout(resolve, ms)))]);
+  clearTimeout(timer);
+}

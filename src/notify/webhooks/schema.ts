@@ -1,0 +1,55 @@
+// The webhook reactor's own tables, migrated like the e-mail outbox: its checkpoint in the log,
+// the deliveries it recorded (one per event and endpoint) and each endpoint's health.
+import type { Migration } from '../../db/migrate.ts';
+
+export const webhookMigrations: readonly Migration[] = [
+  {
+    id: 'webhooks/001-deliveries',
+    sql: `CREATE SCHEMA IF NOT EXISTS webhooks;
+      CREATE TABLE webhooks.checkpoint (id int PRIMARY KEY DEFAULT 1, commit_position numeric NOT NULL, prepare_position numeric NOT NULL);
+      CREATE TABLE webhooks.deliveries (
+        -- Also the webhook-id header: the same on every attempt of one event to one endpoint.
+        delivery_id text PRIMARY KEY,
+        -- Recording order: per endpoint, deliveries of one video are sent in this order.
+        seq bigserial NOT NULL UNIQUE,
+        endpoint_id text NOT NULL,
+        org_id text NOT NULL,
+        event_id text NOT NULL,
+        event_type text NOT NULL,
+        video_id text,
+        -- The exact bytes sent: the signature covers them, every attempt sends the same.
+        body text NOT NULL,
+        status text NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'delivered', 'failed')),
+        attempts int NOT NULL DEFAULT 0,
+        last_status int,
+        last_error text,
+        -- Service time; NULL once delivered or failed.
+        next_attempt_at timestamptz,
+        -- Wall time: a sender's claim while it sends (longer than the 15 s timeout).
+        claimed_until timestamptz,
+        claim_token uuid,
+        created_at timestamptz NOT NULL,
+        delivered_at timestamptz
+      );
+      CREATE INDEX deliveries_due ON webhooks.deliveries (next_attempt_at) WHERE status = 'pending';
+      CREATE INDEX deliveries_order ON webhooks.deliveries (endpoint_id, video_id, seq) WHERE status = 'pending';
+      CREATE INDEX deliveries_newest ON webhooks.deliveries (endpoint_id, seq DESC);
+      CREATE TABLE webhooks.endpoint_health (
+        endpoint_id text PRIMARY KEY,
+        -- Service time of the first failure since the last success; NULL while it succeeds.
+        failing_since timestamptz,
+        last_success_at timestamptz
+      );`,
+  },
+  {
+    // balance.low, once per crossing: each organization's threshold (null: the default) and
+    // whether a fall below it is still to be told (a deposit arms it again).
+    id: 'webhooks/002-balance-watch',
+    sql: `CREATE TABLE webhooks.balance_watch (org_id text PRIMARY KEY, threshold bigint, armed boolean NOT NULL DEFAULT true);`,
+  },
+  {
+    // The claim walks each endpoint's pending deliveries in order.
+    id: 'webhooks/003-pending-by-endpoint',
+    sql: `CREATE INDEX deliveries_pending ON webhooks.deliveries (endpoint_id, seq) WHERE status = 'pending';`,
+  },
+];

@@ -1,0 +1,64 @@
+// One HTTP attempt of a delivery. The URL is checked again here (its name may resolve somewhere
+// else since it was saved) and the connection goes to the very address that was checked, so a
+// name cannot point at a public address for the check and a private one for the connection.
+// Redirects are not followed (a 3xx is a failed attempt), and an attempt ends after 15 s.
+import http from 'node:http';
+import https from 'node:https';
+import type { LookupFunction } from 'node:net';
+import { checkWebhookUrl, type UrlPolicy } from '../../domain/webhook-url.ts';
+import { resolveEndpoint } from './address-guard.ts';
+
+export const SEND_TIMEOUT_MS = 15_000;
+
+export interface AttemptResult {
+  /** The receiver's status; null when there was no answer (refused URL, network error, timeout). */
+  status: number | null;
+  retryAfter: string | undefined;
+  /** Why it failed, for the deliveries list; never the body the receiver sent. */
+  error: string | null;
+}
+
+const agents = { http: new http.Agent({ keepAlive: true, maxSockets: 16 }), https: new https.Agent({ keepAlive: true, maxSockets: 16 }) };
+
+export async function postWebhook(urlText: string, headers: Record<string, string>, body: string, policy: UrlPolicy, timeoutMs = SEND_TIMEOUT_MS): Promise<AttemptResult> {
+  const checked = checkWebhookUrl(urlText, policy);
+  if ('error' in checked) return { status: null, retryAfter: undefined, error: checked.error };
+  const resolved = await resolveEndpoint(checked.url, policy);
+  if ('error' in resolved) return { status: null, retryAfter: undefined, error: resolved.error };
+  const pinned: LookupFunction = (_host, options, callback) => {
+    if (options.all) (callback as unknown as (e: null, a: Array<{ address: string; family: number }>) => void)(null, [{ address: resolved.address, family: resolved.family }]);
+    else callback(null, resolved.address, resolved.family);
+  };
+  const url = checked.url;
+  const secure = url.protocol === 'https:';
+  return new Promise<AttemptResult>((resolve) => {
+    let settled = false;
+    const settle = (result: AttemptResult) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      resolve(result);
+    };
+    const request = (secure ? https : http).request(
+      url,
+      {
+        method: 'POST',
+        agent: secure ? agents.https : agents.http,
+        lookup: pinned,
+        headers: { ...headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), 'user-agent': 'vidtrack-webhooks/1' },
+      },
+      (response) => {
+        // The answer's body is not read: only its status counts. Drained so the socket can be reused.
+        response.resume();
+        response.on('error', () => undefined);
+        const retryAfter = response.headers['retry-after'];
+        settle({ status: response.statusCode ?? null, retryAfter: Array.isArray(retryAfter) ? retryAfter[0] : retryAfter, error: null });
+      },
+    );
+    const timer = setTimeout(() => {
+      request.destroy(new Error(`no answer within ${timeoutMs / 1000} s`));
+    }, timeoutMs);
+    request.on('error', (error) => settle({ status: null, retryAfter: undefined, error: error.message.slice(0, 300) }));
+    request.end(body);
+  });
+}

@@ -1,0 +1,113 @@
+// Metric alerts over the API and when they fire: POST/GET/DELETE /alerts, and a metric.alert
+// event (once per crossing) to the webhooks subscribed to it and an e-mail to the organization.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { API, client, expectError, expectInvalid, expectStatus, passHours, tracked } from '../api/helpers.ts';
+import { startTestService, type TestService } from '../support/service.ts';
+import { until } from '../support/wait.ts';
+import { WebhookReceiver, webhooksQuiet } from '../support/webhook-receiver.ts';
+
+let service: TestService;
+let receiver: WebhookReceiver;
+before(async () => {
+  receiver = await new WebhookReceiver().start();
+  service = await startTestService({ webhooks: true, env: { WEBHOOK_ALLOW_HOSTS: '127.0.0.1', WEBHOOK_ALLOW_PRIVATE: '1' } });
+});
+after(async () => {
+  try {
+    await service?.close();
+  } finally {
+    await receiver?.stop();
+  }
+});
+
+let paths = 0;
+async function subscribed() {
+  const org = await service.organization({ usd: '100' });
+  const api = client(service, org.liveKey);
+  const path = `/alerts-${++paths}`;
+  const endpoint = expectStatus(await api.post('/webhooks', { url: receiver.url + path, events: ['metric.alert'] }), 201);
+  receiver.expect(path, endpoint.secret);
+  return { org, api, path };
+}
+
+async function emailsOf(alertId: string): Promise<Array<{ to: string; subject: string }>> {
+  const { rows } = await service.db.pool.query(`SELECT message FROM notify.outbox WHERE message_id LIKE $1 ORDER BY recorded_at`, [`<${alertId}.%`]);
+  return rows.map((r) => r.message);
+}
+
+describe('metric alerts', () => {
+  test('create, list, delete; a test key sees only its own', async () => {
+    const { org, api } = await subscribed();
+    const video = await tracked(api);
+    const created = expectStatus(await api.post('/alerts', { video_id: video.id, metric: 'views', condition: { crosses: 1000 } }), 201);
+    assert.match(created.id, /^alert_/);
+    assert.deepEqual({ ...created, id: undefined, created_at: undefined }, { id: undefined, video_id: video.id, metric: 'views', condition: { crosses: '1000' }, created_at: undefined });
+    const big = expectStatus(await api.post('/alerts', { video_id: 'all', metric: 'likes', condition: { grows_per_hour: '36893488147419103232' } }), 201);
+    assert.deepEqual(big.condition, { grows_per_hour: '36893488147419103232' });
+    const list = expectStatus(await api.get('/alerts'), 200);
+    // Made at the same service time (the test clock stands still): compared as a set.
+    assert.deepEqual(list.alerts.map((a: { id: string }) => a.id).sort(), [created.id, big.id].sort());
+    assert.deepEqual(expectStatus(await client(service, org.testKey).get('/alerts'), 200).alerts, []);
+    const removed = await service.app.inject({ method: 'DELETE', url: `${API}/alerts/${created.id}`, headers: { 'x-api-key': org.liveKey } });
+    expectStatus(removed, 200);
+    assert.deepEqual(expectStatus(await api.get('/alerts'), 200).alerts.map((a: { id: string }) => a.id), [big.id]);
+    const again = await service.app.inject({ method: 'DELETE', url: `${API}/alerts/${created.id}`, headers: { 'x-api-key': org.liveKey } });
+    expectError(again, 404, 'Alert not found');
+  });
+
+  test('bad requests are 400 naming the field; someone else\'s video is 403, an unknown one 404', async () => {
+    const { api } = await subscribed();
+    expectInvalid(await api.post('/alerts', { video_id: 'all', metric: 'hearts', condition: { crosses: 1 } }), 'metric');
+    expectInvalid(await api.post('/alerts', { video_id: 'all', metric: 'views', condition: { crosses: -1 } }), 'condition');
+    expectInvalid(await api.post('/alerts', { video_id: 'all', metric: 'views', condition: { crosses: 1, grows_per_hour: 2 } }), 'condition');
+    expectInvalid(await api.post('/alerts', { video_id: 'all', metric: 'views' }), 'condition');
+    expectInvalid(await api.post('/alerts', { video_id: 'all', metric: 'views', condition: { crosses: 2 ** 60 } }), 'condition.crosses');
+    expectError(await api.post('/alerts', { video_id: 'nope', metric: 'views', condition: { crosses: 1 } }), 404, 'Video not found');
+    const other = await subscribed();
+    const theirs = await tracked(other.api);
+    expectError(await api.post('/alerts', { video_id: theirs.id, metric: 'views', condition: { crosses: 1 } }), 403, 'Access denied');
+  });
+
+  test('crosses: one metric.alert when a snapshot reaches N (webhook and e-mail), none after', async () => {
+    const { api, path } = await subscribed();
+    const video = await tracked(api, undefined, 2);
+    const first = expectStatus(await api.video(video.id), 200).snapshots[0];
+    const threshold = (BigInt(first.views) + 1n).toString();
+    const alert = expectStatus(await api.post('/alerts', { video_id: video.id, metric: 'views', condition: { crosses: threshold } }), 201);
+    // The simulator's views grow every hour: the next snapshot reaches the threshold.
+    await passHours(service, 1);
+    const [request] = await receiver.waitFor(path, 1);
+    const second = expectStatus(await api.video(video.id), 200).snapshots[1];
+    assert.ok(BigInt(second.views) >= BigInt(threshold), 'the simulator grew');
+    assert.equal(request!.json.type, 'metric.alert');
+    assert.deepEqual(request!.verifiedWith, [true]);
+    assert.equal(request!.json.data.alert_id, alert.id);
+    assert.equal(request!.json.data.video_id, video.id);
+    assert.equal(request!.json.data.value, second.views);
+    assert.equal(request!.json.data.previous_value, first.views);
+    assert.deepEqual(request!.json.data.snapshot, second);
+    const mails = await until('the alert e-mail recorded', async () => {
+      const found = await emailsOf(alert.id);
+      return found.length > 0 ? found : undefined;
+    }, 10_000, 20);
+    assert.equal(mails.length, 1);
+    assert.equal(mails[0]!.to, 'owner@example.test');
+    assert.match(mails[0]!.subject, /views/);
+    await passHours(service, 3);
+    await webhooksQuiet(service);
+    assert.equal(receiver.on(path).length, 1, 'once per crossing');
+    assert.equal((await emailsOf(alert.id)).length, 1);
+  });
+
+  test('an alert on "all" videos watches every video of its mode only', async () => {
+    const { org, api, path } = await subscribed();
+    expectStatus(await api.post('/alerts', { video_id: 'all', metric: 'views', condition: { crosses: '1' } }), 201);
+    const live = await tracked(api);
+    const [request] = await receiver.waitFor(path, 1);
+    assert.equal(request!.json.data.video_id, live.id);
+    await tracked(client(service, org.testKey));
+    await webhooksQuiet(service);
+    assert.equal(receiver.on(path).length, 1, 'the test-mode video is not watched by a live alert');
+  });
+});

@@ -1,0 +1,61 @@
+// One HTTP attempt (src/notify/webhooks/sender.ts) against a real local receiver: the SSRF
+// check is made again at send time, an answer that does not come in time ends the attempt,
+// and a redirect is an answer, not something to follow.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { postWebhook } from '../../src/notify/webhooks/sender.ts';
+import { isForbiddenAddress } from '../../src/notify/webhooks/address-guard.ts';
+import { WebhookReceiver } from '../support/webhook-receiver.ts';
+
+let receiver: WebhookReceiver;
+before(async () => {
+  receiver = await new WebhookReceiver().start();
+});
+after(() => receiver.stop());
+
+const open = { allowHttpHosts: ['127.0.0.1'], allowPrivate: true };
+
+describe('sending one attempt', () => {
+  test('a loopback address is refused at send time unless WEBHOOK_ALLOW_PRIVATE=1', async () => {
+    const refused = await postWebhook(`${receiver.url}/ssrf`, {}, '{}', { allowHttpHosts: ['127.0.0.1'], allowPrivate: false });
+    assert.equal(refused.status, null);
+    assert.match(refused.error!, /loopback, private, link-local or metadata/);
+    assert.equal(receiver.on('/ssrf').length, 0, 'nothing reached the address');
+    const allowed = await postWebhook(`${receiver.url}/ssrf`, {}, '{}', open);
+    assert.equal(allowed.status, 200);
+    assert.equal(receiver.on('/ssrf').length, 1);
+  });
+
+  test('http is refused at send time for a host not in WEBHOOK_ALLOW_HOSTS', async () => {
+    const refused = await postWebhook(`${receiver.url}/http`, {}, '{}', { allowHttpHosts: [], allowPrivate: true });
+    assert.equal(refused.status, null);
+    assert.match(refused.error!, /https/);
+    assert.equal(receiver.on('/http').length, 0);
+  });
+
+  test('no answer within the time limit ends the attempt', async (t) => {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    t.after(() => release());
+    receiver.script('/slow', { status: 200, hold: held });
+    const started = performance.now();
+    const result = await postWebhook(`${receiver.url}/slow`, {}, '{}', open, 300);
+    assert.equal(result.status, null);
+    assert.match(result.error!, /no answer within/);
+    assert.ok(performance.now() - started < 5_000);
+  });
+
+  test('a redirect is not followed', async () => {
+    receiver.script('/moved', { status: 307, headers: { location: `${receiver.url}/target` } });
+    const result = await postWebhook(`${receiver.url}/moved`, {}, '{}', open);
+    assert.equal(result.status, 307);
+    assert.equal(receiver.on('/target').length, 0);
+  });
+
+  test('forbidden addresses', () => {
+    for (const address of ['127.0.0.1', '10.0.0.1', '172.31.255.255', '192.168.0.1', '169.254.169.254', '100.64.1.1', '0.0.0.0', '::1', '::', 'fd00:ec2::254', 'fe80::1', '::ffff:10.0.0.1', 'not-an-ip']) {
+      assert.equal(isForbiddenAddress(address), true, address);
+    }
+    for (const address of ['93.184.215.14', '8.8.8.8', '2606:4700:4700::1111']) assert.equal(isForbiddenAddress(address), false, address);
+  });
+});
