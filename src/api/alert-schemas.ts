@@ -1,8 +1,9 @@
 // TypeBox schemas of the metric alert routes (beside schemas.ts, in the same manner).
 import { Type, type Static } from '@sinclair/typebox';
 import { ALERT_METRICS } from '../domain/alerts.ts';
+import { TAGS } from './reference.ts';
 
-export const ALERTS_TAG = 'Alerts';
+export const ALERTS_TAG = TAGS.alerts;
 
 const Metric = Type.Union(ALERT_METRICS.map((m) => Type.Literal(m)), { description: 'The metric watched' });
 const Count = Type.Union([Type.Integer({ minimum: 0 }), Type.String({ pattern: '^(0|[1-9][0-9]{0,29})$' })], {

@@ -28,11 +28,13 @@ export function referenceDocument(apiPrefix: string) {
     tags: [
       { name: TAGS.videos, description: 'Track videos, list them, read their snapshots, stop them' },
       { name: TAGS.usage, description: "The organization's balance and what it has used" },
+      { name: TAGS.webhooks, description: 'Endpoints that receive signed events (Standard Webhooks v1), and their deliveries' },
+      { name: TAGS.alerts, description: 'Metric alerts: a metric.alert event when a new snapshot meets a condition' },
     ],
   };
 }
 
-export const TAGS = { videos: 'Videos', usage: 'Usage' } as const;
+export const TAGS = { videos: 'Videos', usage: 'Usage', webhooks: 'Webhooks', alerts: 'Alerts' } as const;
 
 /** What the reference says about one operation (spread into a route's schema). */
 interface Operation {

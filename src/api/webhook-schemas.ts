@@ -2,8 +2,9 @@
 // validate requests, serialize answers and make the OpenAPI document.
 import { Type, type Static } from '@sinclair/typebox';
 import { MAX_DESCRIPTION_LENGTH, MAX_URL_LENGTH, WEBHOOK_EVENT_TYPES } from '../domain/webhooks.ts';
+import { TAGS } from './reference.ts';
 
-export const WEBHOOKS_TAG = 'Webhooks';
+export const WEBHOOKS_TAG = TAGS.webhooks;
 
 const EventType = Type.Union(WEBHOOK_EVENT_TYPES.map((t) => Type.Literal(t)), { description: 'An event type an endpoint can subscribe to' });
 const Url = Type.String({ maxLength: MAX_URL_LENGTH, description: 'Where events are POSTed: https (http only for hosts in WEBHOOK_ALLOW_HOSTS)' });
