@@ -94,8 +94,8 @@ ${view.webhooks.length === 0 ? html`<p>No endpoints yet.</p>` : html`<div class=
   <td><ul class="plain">${w.events.map((e) => html`<li><code>${e}</code></li>`)}</ul></td>
   <td>${w.mode}</td>
   <td><span class="badge ${w.enabled ? 'status-monitoring' : 'status-error'}">${webhookState(w)}</span></td>
-  <td>${when(w.createdAt)}</td>
-  <td>${actions(viewer, w, i)}</td>
+  <td class="when">${when(w.createdAt)}</td>
+  <td class="do">${actions(viewer, w, i)}</td>
 </tr>`,
     )}</tbody>
 </table>
@@ -122,8 +122,8 @@ export function webhookPage(viewer: Viewer, view: WebhookView): string {
     html`<p class="crumbs"><a href="/webhooks">Webhooks</a> › endpoint</p>
 ${view.error ? notice('error', view.error) : ''}${view.done ? notice('ok', view.done) : ''}
 <dl class="meta">
-  <div><dt>URL</dt><dd class="wrap"><code>${w.url}</code></dd></div>
-  ${w.description ? html`<div><dt>Description</dt><dd class="description">${w.description}</dd></div>` : ''}
+  <div class="wide"><dt>URL</dt><dd class="wrap"><code>${w.url}</code></dd></div>
+  ${w.description ? html`<div class="wide"><dt>Description</dt><dd class="description">${w.description}</dd></div>` : ''}
   <div><dt>Events</dt><dd>${w.events.join(', ')}</dd></div>
   <div><dt>Mode</dt><dd>${w.mode}</dd></div>
   <div><dt>Status</dt><dd>${webhookState(w)}</dd></div>
@@ -142,7 +142,7 @@ ${view.deliveries.length === 0 ? html`<p>No deliveries yet.</p>` : html`<div cla
   <td class="num">${d.attempts}</td>
   <td>${d.lastStatus === null ? html`<span class="muted">none</span>` : `HTTP ${d.lastStatus}`}</td>
   <td>${d.nextAttemptAt ? when(d.nextAttemptAt) : html`<span class="muted">none</span>`}</td>
-  <td>${when(d.createdAt)}</td>
+  <td class="when">${when(d.createdAt)}</td>
   <td><form method="post" action="${base}/deliveries/${encodeURIComponent(d.deliveryId)}/replay">${viewer.csrf}<button type="submit" class="secondary">Replay</button></form></td>
 </tr>`,
     )}</tbody>
