@@ -138,7 +138,7 @@ describe('the Webhooks page in a browser', { timeout: 300_000 }, () => {
     assert.deepEqual(pageErrors, []);
   });
 
-  it("answers 404 for another organization's endpoint, and the page works at 360 px", async () => {
+  it("answers 404 for another organization's endpoint, refuses a 21st endpoint as the API does, and works at 360 px", async () => {
     await page.goto('/webhooks');
     await page.getByLabel('URL').fill(`${receiver.url}/hooks/kept`);
     await page.getByRole('checkbox', { name: 'balance.low' }).check();
@@ -146,13 +146,28 @@ describe('the Webhooks page in a browser', { timeout: 300_000 }, () => {
     await page.getByTestId('new-webhook-secret').waitFor();
     const kept = (await page.getByRole('row').filter({ hasText: '/hooks/kept' }).getByRole('link', { name: 'Deliveries' }).getAttribute('href'))!;
 
-    const { page: other } = await signedInOwner('Otherco');
+    const { page: other, orgId: otherOrgId } = await signedInOwner('Otherco');
     assert.equal((await other.goto(kept))?.status(), 404);
     await other.goto('/webhooks');
     const token = await other.locator('form[action="/webhooks"] input[name="_csrf"]').getAttribute('value');
     const forged = await other.context().request.post(`${kept}/delete`, { form: { _csrf: token ?? '' }, maxRedirects: 0 });
     assert.equal(forged.status(), 404);
     assert.equal((await page.goto(kept))?.status(), 200, 'the endpoint is still there for its own organization');
+
+    // The API's limit, counted over both modes: 20 made through the API, the 21st refused on the form.
+    const { api_key: key } = (await service.admin('key', 'create', '--org', otherOrgId, '--name', 'hooks')) as { api_key: string };
+    for (let i = 0; i < 20; i++) {
+      const made = await service.api('POST', '/webhooks', key, { url: `${receiver.url}/hooks/other-${i}`, events: ['balance.low'] });
+      assert.equal(made.status, 201, JSON.stringify(made.body));
+    }
+    await other.goto('/webhooks');
+    await other.getByLabel('URL').fill(`${receiver.url}/hooks/one-too-many`);
+    await other.getByRole('checkbox', { name: 'balance.low' }).check();
+    await other.getByRole('radio', { name: 'Test' }).check();
+    const [refused] = await Promise.all([other.waitForResponse((r) => r.request().method() === 'POST'), other.getByRole('button', { name: 'Add endpoint' }).click()]);
+    assert.equal(refused.status(), 400);
+    assert.match((await other.getByRole('alert').textContent()) ?? '', /at most 20/);
+    assert.equal(await other.getByRole('row').filter({ hasText: 'one-too-many' }).count(), 0);
 
     const phone = await newContext(browser, service.base, 'phone');
     await phone.addCookies(await page.context().cookies());
