@@ -4,3 +4,10 @@ export function formField(body: unknown, name: string): string {
   const value = (body as Record<string, unknown> | undefined)?.[name];
   return typeof value === 'string' ? value : '';
 }
+
+/** A field a form may send several times (checkboxes of one name): its texts, [] when absent. */
+export function formList(body: unknown, name: string): string[] {
+  const value = (body as Record<string, unknown> | undefined)?.[name];
+  if (typeof value === 'string') return [value];
+  return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : [];
+}

@@ -11,6 +11,8 @@ import { loginPage, invitePage } from '../../src/dashboard/pages/auth-pages.ts';
 import { usd, count } from '../../src/dashboard/pages/format.ts';
 import type { Viewer } from '../../src/dashboard/pages/layout.ts';
 import { videoPage } from '../../src/dashboard/pages/video.ts';
+import { webhookPage, webhooksPage } from '../../src/dashboard/pages/webhooks.ts';
+import type { WebhookListing } from '../../src/dashboard/pages/model.ts';
 import { billingCsv, billingPage } from '../../src/dashboard/pages/billing.ts';
 import { emptyLedger } from '../../src/audit/ledger.ts';
 import type { SnapshotRow, VideoRow } from '../../projections/queries.ts';
@@ -117,5 +119,26 @@ describe('dashboard pages', () => {
 
   it('html`` escapes what it is given and passes Html through', () => {
     assert.equal(html`<p>${'<b>'}${new Html('<i>ok</i>')}${null}${[1, '<', 2]}</p>`.text, '<p>&lt;b&gt;<i>ok</i>1&lt;2</p>');
+  });
+
+  it("show a webhook endpoint's URL, description and the typed form as text, and the secret once with its test id", () => {
+    const webhook: WebhookListing = {
+      endpointId: 'wh_1', url: `https://example.com/?q=${HOSTILE}`, events: ['snapshot.created'], description: HOSTILE, mode: 'test',
+      enabled: false, disabledReason: 'gone', createdAt: clock.now(),
+    };
+    const list = webhooksPage(viewer, { webhooks: [webhook], secret: { url: webhook.url, secret: 'whsec_abc' }, form: { url: HOSTILE, events: ['balance.low'], description: HOSTILE, mode: 'test' }, error: HOSTILE });
+    assertInert(list);
+    assert.match(list, /data-testid="new-webhook-secret"[^>]*>whsec_abc</);
+    assert.match(list, /answered 410 Gone/, 'why it is disabled, in words');
+    assert.match(list, /value="balance.low" checked/);
+    for (const label of ['URL', 'Description', 'Live', 'Test', 'snapshot.created', 'metric.alert']) assert.match(list, new RegExp(`<label[^>]*>[^]*?${label.replace('.', '\\.')}`));
+    const one = webhookPage(viewer, {
+      webhook, limit: 50,
+      deliveries: [{ deliveryId: 'd1', eventType: 'webhook.test', status: 'failed', attempts: 3, lastStatus: 500, nextAttemptAt: null, createdAt: clock.now() }],
+    });
+    assertInert(one);
+    assert.match(one, />failed</);
+    assert.match(one, /HTTP 500/);
+    assert.doesNotMatch(one, /whsec_/);
   });
 });

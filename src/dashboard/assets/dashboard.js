@@ -28,7 +28,7 @@
       if (!source) return;
       var say = function (text) { if (status) status.textContent = text; };
       if (navigator.clipboard && navigator.clipboard.writeText) {
-        navigator.clipboard.writeText(source.textContent || '').then(function () { say('Copied.'); }, function () { say('Select the key and copy it.'); });
+        navigator.clipboard.writeText(source.textContent || '').then(function () { say('Copied.'); }, function () { say('Select it and copy it.'); });
       } else {
         var range = document.createRange();
         range.selectNodeContents(source);

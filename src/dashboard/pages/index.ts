@@ -7,7 +7,7 @@ import fastifyStatic from '@fastify/static';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { awaitProjection, type ApiDeps } from '../../api/context.ts';
 import { POSSIBLE_ID } from '../../api/schemas.ts';
-import { formField } from '../form.ts';
+import { formField, formList } from '../form.ts';
 import { csvDisposition, snapshotsCsv } from '../../api/snapshots-csv.ts';
 import { stopVideo } from '../../commands/video-commands.ts';
 import { DomainError } from '../../domain/errors.ts';
@@ -17,13 +17,15 @@ import { loginPage } from './auth-pages.ts';
 import { billingCsv, billingPage } from './billing.ts';
 import { html, Html } from './html.ts';
 import { keysPage, type KeysView } from './keys.ts';
-import { notice, page, type Viewer } from './layout.ts';
+import { notice, page, type Section, type Viewer } from './layout.ts';
 import { accountLedger } from './ledger.ts';
 import { membersPage, type MembersView } from './members.ts';
 import type { DashboardCommands, PageAuth, SignedIn } from './model.ts';
 import { overviewPage } from './overview.ts';
 import { filtersOf, trackLines, videosPage, type TrackForm } from './videos.ts';
 import { videoPage } from './video.ts';
+import { webhookPage, webhooksPage, type WebhookForm, type WebhooksView } from './webhooks.ts';
+import { MAX_DESCRIPTION_LENGTH, MAX_URL_LENGTH } from '../../domain/webhooks.ts';
 
 export type { DashboardCommands, KeyListing, MemberListing, PageAuth, SignedIn } from './model.ts';
 export { invalidInvitePage, invitePage, loginPage } from './auth-pages.ts';
@@ -46,8 +48,8 @@ export function registerPages(app: FastifyInstance, deps: ApiDeps, auth: PageAut
     return { me, viewer: { email: me.email, role: me.role, orgName: await commands.orgName(me.orgId), csrf: new Html(auth.csrfField(request, reply)) } };
   }
 
-  function notFound(reply: FastifyReply, viewer: Viewer): FastifyReply {
-    return reply.code(404).send(page(viewer, 'videos', 'Not found', html`<p>There is nothing here, or it belongs to another organization.</p><p><a href="/">Back to the overview</a></p>`));
+  function notFound(reply: FastifyReply, viewer: Viewer, section: Section = 'videos'): FastifyReply {
+    return reply.code(404).send(page(viewer, section, 'Not found', html`<p>There is nothing here, or it belongs to another organization.</p><p><a href="/">Back to the overview</a></p>`));
   }
 
   /** The member's own video, or null (another organization's is as absent as a missing one). */
@@ -158,6 +160,96 @@ export function registerPages(app: FastifyInstance, deps: ApiDeps, auth: PageAut
     if (!seen) return reply;
     const csv = billingCsv(await accountLedger(deps.store, seen.me.orgId));
     return reply.type('text/csv; charset=utf-8').header('content-disposition', 'attachment; filename="vidtrack-ledger.csv"').send(csv);
+  });
+
+
+  // ---- webhooks: the REST API's commands and checks (dashboard/commands.ts), both modes
+  const showWebhooks = async (reply: FastifyReply, seen: { me: SignedIn; viewer: Viewer }, view: Omit<WebhooksView, 'webhooks'> = {}, status = 200) =>
+    reply.code(status).send(webhooksPage(seen.viewer, { ...view, webhooks: await commands.listWebhooks(seen.me.orgId) }));
+  const DELIVERIES_SHOWN = 50;
+  const showWebhook = async (reply: FastifyReply, seen: { me: SignedIn; viewer: Viewer }, id: string, view: { error?: string; done?: string } = {}, status = 200) => {
+    const webhook = await commands.readWebhook(seen.me.orgId, id);
+    const deliveries = webhook ? await commands.listWebhookDeliveries(seen.me.orgId, id, DELIVERIES_SHOWN) : null;
+    if (!webhook || !deliveries) return notFound(reply, seen.viewer, 'webhooks');
+    return reply.code(status).send(webhookPage(seen.viewer, { ...view, webhook, deliveries, limit: DELIVERIES_SHOWN }));
+  };
+  const GONE = 'That endpoint does not exist or was already deleted.';
+
+  app.get('/webhooks', async (request, reply) => {
+    const seen = await viewerOf(request, reply);
+    return seen ? showWebhooks(reply, seen) : reply;
+  });
+
+  app.post('/webhooks', async (request, reply) => {
+    const seen = await viewerOf(request, reply);
+    if (!seen) return reply;
+    const modeText = formField(request.body, 'mode');
+    const form: WebhookForm = {
+      url: formField(request.body, 'url').trim(),
+      events: formList(request.body, 'events'),
+      description: formField(request.body, 'description').trim(),
+      mode: modeText === 'test' ? 'test' : 'live',
+    };
+    // The API's schema limits; the rest (scheme, host, addresses, events, 20 per organization) is the API's own checks.
+    if (form.url.length === 0 || form.url.length > MAX_URL_LENGTH) return showWebhooks(reply, seen, { form, error: `URL must be 1 to ${MAX_URL_LENGTH} characters.` }, 400);
+    if (form.description.length > MAX_DESCRIPTION_LENGTH) return showWebhooks(reply, seen, { form, error: `Description must be at most ${MAX_DESCRIPTION_LENGTH} characters.` }, 400);
+    if (modeText !== 'live' && modeText !== 'test') return showWebhooks(reply, seen, { form, error: 'Choose Live or Test.' }, 400);
+    if (form.events.length === 0) return showWebhooks(reply, seen, { form, error: 'Choose at least one event.' }, 400);
+    const created = await commands.createWebhook(seen.me.orgId, { url: form.url, events: form.events, description: form.description || null, mode: form.mode });
+    if (!created.ok) return showWebhooks(reply, seen, { form, error: created.error }, 400);
+    return showWebhooks(reply, seen, { secret: { url: form.url, secret: created.secret } });
+  });
+
+  app.get<{ Params: { id: string } }>('/webhooks/:id', async (request, reply) => {
+    const seen = await viewerOf(request, reply);
+    return seen ? showWebhook(reply, seen, request.params.id) : reply;
+  });
+
+  for (const [action, done] of [
+    ['enable', 'The endpoint is enabled.'],
+    ['disable', 'The endpoint is disabled: nothing is sent to it until it is enabled again.'],
+    ['test', 'A webhook.test event is on its way: see it among the deliveries.'],
+    ['delete', 'The endpoint was deleted.'],
+  ] as const) {
+    app.post<{ Params: { id: string } }>(`/webhooks/:id/${action}`, async (request, reply) => {
+      const seen = await viewerOf(request, reply);
+      if (!seen) return reply;
+      const { orgId } = seen.me;
+      const id = request.params.id;
+      const outcome =
+        action === 'enable' || action === 'disable' ? await commands.setWebhookEnabled(orgId, id, action === 'enable')
+        : action === 'test' ? await commands.sendWebhookTest(orgId, id)
+        : await commands.deleteWebhook(orgId, id);
+      if (outcome === 'not_found') return showWebhooks(reply, seen, { error: GONE }, 404);
+      if (!outcome.ok) return showWebhooks(reply, seen, { error: outcome.error }, 400);
+      if (action === 'test') {
+        return showWebhooks(reply, seen, { done: html`A <code>webhook.test</code> event is on its way: see it among <a href="/webhooks/${encodeURIComponent(id)}">the endpoint's deliveries</a>.` });
+      }
+      return showWebhooks(reply, seen, { done });
+    });
+  }
+
+  app.post<{ Params: { id: string } }>('/webhooks/:id/rotate-secret', async (request, reply) => {
+    const seen = await viewerOf(request, reply);
+    if (!seen) return reply;
+    const outcome = await commands.rotateWebhookSecret(seen.me.orgId, request.params.id);
+    if (outcome === 'not_found') return showWebhooks(reply, seen, { error: GONE }, 404);
+    if (!outcome.ok) return showWebhooks(reply, seen, { error: outcome.error }, 400);
+    const webhook = await commands.readWebhook(seen.me.orgId, request.params.id);
+    return showWebhooks(reply, seen, { secret: { url: webhook?.url ?? request.params.id, secret: outcome.secret, rotated: { previousExpiresAt: outcome.previousExpiresAt } } });
+  });
+
+  app.post<{ Params: { id: string; deliveryId: string } }>('/webhooks/:id/deliveries/:deliveryId/replay', async (request, reply) => {
+    const seen = await viewerOf(request, reply);
+    if (!seen) return reply;
+    const { id, deliveryId } = request.params;
+    const outcome = await commands.replayWebhookDelivery(seen.me.orgId, id, deliveryId);
+    if (outcome === 'not_found') {
+      if (!(await commands.readWebhook(seen.me.orgId, id))) return notFound(reply, seen.viewer, 'webhooks');
+      return showWebhook(reply, seen, id, { error: 'That delivery does not exist.' }, 404);
+    }
+    if (!outcome.ok) return showWebhook(reply, seen, id, { error: outcome.error }, 400);
+    return showWebhook(reply, seen, id, { done: 'The delivery is sent again, with the same webhook-id.' });
   });
 
   // ---- members (owners)

@@ -3,7 +3,7 @@
 // Content-Security-Policy allows nothing inline).
 import { html, type Html } from './html.ts';
 
-export type Section = 'overview' | 'keys' | 'videos' | 'billing' | 'members';
+export type Section = 'overview' | 'keys' | 'videos' | 'billing' | 'webhooks' | 'members';
 
 /** Who is looking: a signed-in member, and the hidden CSRF field every form of theirs carries. */
 export interface Viewer {
@@ -18,6 +18,7 @@ const SECTIONS: ReadonlyArray<{ id: Section; label: string; href: string; ownerO
   { id: 'keys', label: 'Keys', href: '/keys' },
   { id: 'videos', label: 'Videos', href: '/videos' },
   { id: 'billing', label: 'Billing', href: '/billing' },
+  { id: 'webhooks', label: 'Webhooks', href: '/webhooks' },
   { id: 'members', label: 'Members', href: '/members', ownerOnly: true },
 ];
 

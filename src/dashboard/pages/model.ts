@@ -42,6 +42,31 @@ export interface MemberListing {
 
 export type Refusal = { ok: false; error: string };
 
+export interface WebhookListing {
+  endpointId: string;
+  url: string;
+  events: string[];
+  description: string | null;
+  mode: KeyMode;
+  enabled: boolean;
+  /** Why the service disabled it on its own: it answered 410 Gone, or failed for 5 days. */
+  disabledReason: 'gone' | 'failing' | null;
+  createdAt: Date;
+}
+
+export interface DeliveryListing {
+  deliveryId: string;
+  eventType: string;
+  status: 'pending' | 'delivered' | 'failed';
+  attempts: number;
+  lastStatus: number | null;
+  nextAttemptAt: Date | null;
+  createdAt: Date;
+}
+
+/** A webhook command's answer: done, refused by the API's checks (its message), or no such endpoint of this organization. */
+export type WebhookOutcome<T = object> = ({ ok: true } & T) | Refusal | 'not_found';
+
 export interface DashboardCommands {
   orgName(orgId: string): Promise<string>;
   listKeys(orgId: string): Promise<KeyListing[]>;
@@ -52,4 +77,17 @@ export interface DashboardCommands {
   /** `mailed` false: the invitation stands, but its e-mail could not be sent (the link is shown instead). */
   inviteMember(orgId: string, input: { email: string; role: 'owner' | 'member'; by: SignedIn }): Promise<{ ok: true; inviteUrl: string; mailed: boolean } | Refusal>;
   removeMember(orgId: string, memberId: string, by: SignedIn): Promise<{ ok: true } | Refusal>;
+  /** Both modes' endpoints, oldest first. */
+  listWebhooks(orgId: string): Promise<WebhookListing[]>;
+  /** The organization's endpoint, or null (unknown, or another organization's). */
+  readWebhook(orgId: string, endpointId: string): Promise<WebhookListing | null>;
+  /** The newest deliveries to the endpoint (at most `limit`), or null when it is not the organization's. */
+  listWebhookDeliveries(orgId: string, endpointId: string, limit: number): Promise<DeliveryListing[] | null>;
+  /** The API's create: the URL checked as a send would check it, the decider's refusals; the secret is only in this answer. */
+  createWebhook(orgId: string, input: { url: string; events: string[]; description: string | null; mode: KeyMode }): Promise<{ ok: true; endpointId: string; secret: string } | Refusal>;
+  setWebhookEnabled(orgId: string, endpointId: string, enabled: boolean): Promise<WebhookOutcome>;
+  sendWebhookTest(orgId: string, endpointId: string): Promise<WebhookOutcome>;
+  rotateWebhookSecret(orgId: string, endpointId: string): Promise<WebhookOutcome<{ secret: string; previousExpiresAt: string }>>;
+  deleteWebhook(orgId: string, endpointId: string): Promise<WebhookOutcome>;
+  replayWebhookDelivery(orgId: string, endpointId: string, deliveryId: string): Promise<WebhookOutcome>;
 }
