@@ -97,9 +97,12 @@ describe('in a browser', () => {
     page.on('request', (request) => {
       if (!request.url().startsWith(address) && !request.url().startsWith('data:')) elsewhere.push(request.url());
     });
+    const document = (await (await fetch(`${address}${API}/openapi.json`)).json()) as { paths: Record<string, Record<string, unknown>> };
+    const operations = Object.values(document.paths).reduce((n, path) => n + Object.keys(path).length, 0);
+    assert.ok(operations >= 6, `the document lists the spec's operations (${operations})`);
     await page.goto(`${API}/docs`);
-    await page.locator('.opblock').nth(5).waitFor();
-    assert.equal(await page.locator('.opblock').count(), 6, 'six operations');
+    await page.locator('.opblock').nth(operations - 1).waitFor();
+    assert.equal(await page.locator('.opblock').count(), operations, 'every operation of the document is drawn');
     await page.getByText('List tracked videos').waitFor();
 
     await page.locator('button.authorize').first().click();
