@@ -55,6 +55,16 @@ type Queryable = pg.Pool | pg.ClientBase;
 const DEFAULT_BATCH_SIZE = 500;
 /** First wait after an empty read; doubles up to pollIntervalMs. */
 const FIRST_POLL_MS = 10;
+/**
+ * A subscription that has seen neither an event nor a notification for QUIET_AFTER_MS, while
+ * LISTEN works, polls only every QUIET_POLL_MS: the poll is there for the horizon moving
+ * without a notification (a transaction that wrote no events ended), and that only matters
+ * for events whose own NOTIFY has just woken the subscription, which starts it polling fast
+ * again. An idle service then costs a few queries a minute instead of two a second per
+ * subscription (the projector, the e-mail and webhook reactors).
+ */
+const QUIET_AFTER_MS = 30_000;
+const QUIET_POLL_MS = 5_000;
 
 export class PostgresEventStore implements EventStore {
   private readonly notifier: Notifier;
@@ -190,6 +200,7 @@ export class PostgresEventStore implements EventStore {
     const batchSize = options.batchSize ?? DEFAULT_BATCH_SIZE;
     let after: Position = from ?? { commit: 0n, prepare: 0n };
     let idleMs = FIRST_POLL_MS;
+    let activeAt = performance.now();
     while (!isStopped()) {
       if (options.ready) await options.ready();
       if (isStopped()) return;
@@ -199,10 +210,13 @@ export class PostgresEventStore implements EventStore {
         after = page[page.length - 1]!.position;
         subscriber.next(page);
         idleMs = FIRST_POLL_MS;
+        activeAt = performance.now();
         if (page.length === batchSize) continue; // more may be waiting: no pause
       }
       const notified = await wakeup.wait(idleMs);
-      idleMs = notified ? FIRST_POLL_MS : Math.min(idleMs * 2, this.pollIntervalMs);
+      if (notified) activeAt = performance.now();
+      const quiet = this.notifier.listening && performance.now() - activeAt > QUIET_AFTER_MS;
+      idleMs = notified ? FIRST_POLL_MS : Math.min(idleMs * 2, quiet ? Math.max(QUIET_POLL_MS, this.pollIntervalMs) : this.pollIntervalMs);
     }
   }
 
@@ -504,6 +518,11 @@ class Notifier {
   private closed = false;
 
   constructor(private readonly pool: pg.Pool) {}
+
+  /** Whether notifications can arrive now (LISTEN is up). */
+  get listening(): boolean {
+    return this.client !== undefined;
+  }
 
   add(listener: () => void): () => void {
     this.listeners.add(listener);

@@ -40,8 +40,14 @@ export interface DispatcherDeps {
   post?: typeof postWebhook;
 }
 
-/** Looks for work this often even when nothing is timed: a replay made by another process. */
+/** While deliveries are pending, looks this often for one freed by a send elsewhere. */
 const POLL_MS = 2_000;
+/**
+ * With nothing pending, looks this seldom: what this process records (the reactor) or replays
+ * (its API) kicks at once, and a timer waits for the next retry; only a replay, recovery or
+ * test asked of another process's API waits for this. An idle service must stay near 0 CPU.
+ */
+const IDLE_POLL_MS = 30_000;
 const DATABASE_RETRY_MS = 2_000;
 
 export class WebhookDispatcher {
@@ -98,7 +104,7 @@ export class WebhookDispatcher {
     const due = await nextDue(this.deps.pool, now);
     // Due already but not claimed: it waits behind an earlier delivery of its video or for one
     // of its endpoint's 10 places, and the send that frees it kicks; the poll is the fallback.
-    if (due === null) return this.wakeIn(POLL_MS);
+    if (due === null) return this.wakeIn(IDLE_POLL_MS);
     const waitMs = (due.getTime() - now.getTime()) / this.deps.timeScale;
     this.wakeIn(Math.min(POLL_MS, Math.max(10, Math.ceil(waitMs))));
   }
