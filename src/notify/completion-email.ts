@@ -13,6 +13,7 @@ import { findOrganization, readVideo } from '../../projections/queries.ts';
 import type { ProjectionWatcher } from '../../projections/watcher.ts';
 import { createMailer, type MailOptions } from './mailer.ts';
 import { OutboxSender, recordMessages, type OutboxMessage } from './outbox.ts';
+import { raceDeadline } from './timers.ts';
 
 export type { MailOptions } from './mailer.ts';
 
@@ -179,11 +180,4 @@ export class CompletionEmails {
     this.closeMailer();
     this.sender = null;
   }
-}
-
-async function raceDeadline(promise: Promise<unknown>, ms: number): Promise<void> {
-  if (!Number.isFinite(ms)) return void (await promise);
-  let timer: NodeJS.Timeout | undefined;
-  await Promise.race([promise, new Promise((resolve) => (timer = setTimeout(resolve, ms)))]);
-  clearTimeout(timer);
 }

@@ -11,6 +11,7 @@
 import type { ClientBase, Pool } from 'pg';
 import type { SendMailOptions } from 'nodemailer';
 import type { Mailer } from './mailer.ts';
+import { raceDeadline, WakeTimer } from './timers.ts';
 
 export interface OutboxMessage {
   /** The Message-ID header, e.g. `<id.completed@vidtrack>`: the same on every attempt. */
@@ -46,7 +47,7 @@ interface Claimed {
 export class OutboxSender {
   private draining: Promise<void> | null = null;
   private again = false;
-  private timer: NodeJS.Timeout | null = null;
+  private readonly wakeTimer = new WakeTimer(() => this.kick());
   /** Sent, but the mark did not reach the database yet: marked first on the next pass. */
   private unmarked = new Set<string>();
   private stopped = false;
@@ -64,7 +65,7 @@ export class OutboxSender {
       this.again = true;
       return;
     }
-    this.clearTimer();
+    this.wakeTimer.clear();
     this.draining = this.drain()
       .catch((error: unknown) => {
         this.onError(error);
@@ -120,29 +121,15 @@ export class OutboxSender {
   }
 
   private wakeIn(ms: number): void {
-    if (this.stopped) return;
-    this.clearTimer();
-    this.timer = setTimeout(() => {
-      this.timer = null;
-      this.kick();
-    }, ms);
-    this.timer.unref();
-  }
-
-  private clearTimer(): void {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
+    if (!this.stopped) this.wakeTimer.in(ms);
   }
 
   /** No new send starts; resolves once the one under way has ended, or after `waitMs`. */
   async stop(waitMs = Number.POSITIVE_INFINITY): Promise<void> {
     this.stopped = true;
-    this.clearTimer();
+    this.wakeTimer.clear();
     const draining = this.draining;
     if (!draining) return;
-    if (!Number.isFinite(waitMs)) return void (await draining);
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([draining, new Promise((resolve) => (timer = setTimeout(resolve, waitMs)))]);
-    clearTimeout(timer);
+    await raceDeadline(draining, waitMs);
   }
 }

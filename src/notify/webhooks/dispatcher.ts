@@ -17,6 +17,7 @@ import { claimDue, failPendingOf, markAttempt, nextDue, type Claimed, type Claim
 import type { SecretBox } from './secret-box.ts';
 import { postWebhook, type AttemptResult } from './sender.ts';
 import { webhookHeaders } from './signature.ts';
+import { raceDeadline, WakeTimer } from '../timers.ts';
 
 export interface DispatcherDeps {
   pool: Pool;
@@ -53,7 +54,7 @@ const DATABASE_RETRY_MS = 2_000;
 export class WebhookDispatcher {
   private draining: Promise<void> | null = null;
   private again = false;
-  private timer: NodeJS.Timeout | null = null;
+  private readonly wakeTimer = new WakeTimer(() => this.kick());
   private readonly inFlight = new Set<Promise<void>>();
   private stopped = false;
 
@@ -66,7 +67,7 @@ export class WebhookDispatcher {
       this.again = true;
       return;
     }
-    this.clearTimer();
+    this.wakeTimer.clear();
     this.draining = this.drain()
       .catch((error: unknown) => {
         this.deps.onError(error);
@@ -182,31 +183,17 @@ export class WebhookDispatcher {
   }
 
   private wakeIn(ms: number): void {
-    if (this.stopped) return;
-    this.clearTimer();
-    this.timer = setTimeout(() => {
-      this.timer = null;
-      this.kick();
-    }, ms);
-    this.timer.unref();
-  }
-
-  private clearTimer(): void {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
+    if (!this.stopped) this.wakeTimer.in(ms);
   }
 
   /** No new send starts; resolves once those under way ended, or after `waitMs` (their claims then lapse and are retaken). */
   async stop(waitMs = Number.POSITIVE_INFINITY): Promise<void> {
     this.stopped = true;
-    this.clearTimer();
+    this.wakeTimer.clear();
     // A round that was claiming may still add sends: wait until nothing is left, not for a snapshot.
     const settled = (async () => {
       while (this.draining || this.inFlight.size > 0) await Promise.allSettled([this.draining, ...this.inFlight]);
     })();
-    if (!Number.isFinite(waitMs)) return void (await settled);
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([settled, new Promise((resolve) => (timer = setTimeout(resolve, waitMs)))]);
-    clearTimeout(timer);
+    await raceDeadline(settled, waitMs);
   }
 }

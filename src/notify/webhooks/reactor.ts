@@ -30,6 +30,7 @@ import { alertBody, alertEmail, alertsOn, firingsOf } from './metric-alerts.ts';
 import { balanceChangesOf, watchBalances, type BalanceCandidate, type BalanceChanges } from './low-balance.ts';
 import { bodyOf, causeOf, dataOf, type VideoFacts, type WebhookCause } from './payloads.ts';
 import type { SecretBox } from './secret-box.ts';
+import { raceDeadline } from '../timers.ts';
 
 export interface WebhookReactorDeps {
   store: EventStore;
@@ -261,11 +262,4 @@ function subscribed(endpoint: WebhookEndpointRow, cause: WebhookCause): boolean 
   if (endpoint.org_id !== cause.orgId || endpoint.mode !== cause.mode) return false;
   if (cause.endpointId !== null) return endpoint.endpoint_id === cause.endpointId;
   return endpoint.events.includes(cause.type);
-}
-
-async function raceDeadline(promise: Promise<unknown>, ms: number): Promise<void> {
-  if (!Number.isFinite(ms)) return void (await promise);
-  let timer: NodeJS.Timeout | undefined;
-  await Promise.race([promise, new Promise((resolve) => (timer = setTimeout(resolve, ms)))]);
-  clearTimeout(timer);
 }
