@@ -86,25 +86,36 @@ export async function claimDue(pool: Pool, now: Date, limit: number): Promise<Cl
   try {
     await client.query('BEGIN');
     await client.query(`SELECT pg_advisory_xact_lock(hashtext('webhooks.claim'))`);
-    // Per endpoint with work due, its oldest due deliveries (an index walk each, so a deep
-    // backlog costs only its first rows), less the places its sends in flight already hold.
+    // The endpoints with pending work, one index probe each (a skip scan: a backlog of
+    // thousands costs nothing more); per endpoint its claims in flight (a small index) and its
+    // oldest due deliveries, up to its free places, the first pending of each video only.
     const { rows } = await client.query<ClaimedRow>(
-      `WITH endpoints AS (
-         SELECT DISTINCT endpoint_id FROM webhooks.deliveries WHERE status = 'pending' AND next_attempt_at <= $1
-       ), busy AS (
-         SELECT endpoint_id, count(*)::int AS n FROM webhooks.deliveries
-         WHERE status = 'pending' AND claimed_until >= now() AND endpoint_id IN (SELECT endpoint_id FROM endpoints) GROUP BY endpoint_id
+      `WITH RECURSIVE pending_endpoints AS (
+         (SELECT endpoint_id FROM webhooks.deliveries WHERE status = 'pending' ORDER BY endpoint_id LIMIT 1)
+         UNION ALL
+         SELECT (SELECT d.endpoint_id FROM webhooks.deliveries d WHERE d.status = 'pending' AND d.endpoint_id > p.endpoint_id ORDER BY d.endpoint_id LIMIT 1)
+         FROM pending_endpoints p WHERE p.endpoint_id IS NOT NULL
        ), ranked AS (
-         SELECT c.delivery_id, e.endpoint_id, c.seq, row_number() OVER (PARTITION BY e.endpoint_id ORDER BY c.seq) + coalesce(b.n, 0) AS slot
-         FROM endpoints e LEFT JOIN busy b USING (endpoint_id)
+         SELECT c.delivery_id, e.endpoint_id, c.seq, row_number() OVER (PARTITION BY e.endpoint_id ORDER BY c.seq) + b.n AS slot
+         FROM pending_endpoints e
+         CROSS JOIN LATERAL (
+           SELECT count(*)::int AS n FROM webhooks.deliveries x
+           WHERE x.endpoint_id = e.endpoint_id AND x.status = 'pending' AND x.claim_token IS NOT NULL AND x.claimed_until >= now()
+         ) b
          CROSS JOIN LATERAL (
            SELECT d.delivery_id, d.seq FROM webhooks.deliveries d
            WHERE d.endpoint_id = e.endpoint_id AND d.status = 'pending' AND d.next_attempt_at <= $1
              AND (d.claimed_until IS NULL OR d.claimed_until < now())
-             AND NOT EXISTS (SELECT FROM webhooks.deliveries o
-                             WHERE o.status = 'pending' AND o.endpoint_id = d.endpoint_id AND o.video_id = d.video_id AND o.seq < d.seq)
-           ORDER BY d.seq LIMIT $3
+             -- Its video's oldest pending delivery to this endpoint is itself. The row comparison
+             -- can only be an index condition of deliveries_order, so this stays one probe per
+             -- row whatever the statistics say (on a fresh table, with the plain equalities, the
+             -- planner walked the endpoint's whole backlog per row instead).
+             AND (d.video_id IS NULL OR d.seq = (SELECT o.seq FROM webhooks.deliveries o
+                                                 WHERE o.status = 'pending' AND (o.endpoint_id, o.video_id, o.seq) >= (d.endpoint_id, d.video_id, 0)
+                                                 ORDER BY o.endpoint_id, o.video_id, o.seq LIMIT 1))
+           ORDER BY d.seq LIMIT greatest(0, $3 - b.n)
          ) c
+         WHERE e.endpoint_id IS NOT NULL
        ), chosen AS (
          SELECT delivery_id, endpoint_id FROM ranked WHERE slot <= $3 ORDER BY seq LIMIT $2
        )
@@ -130,37 +141,6 @@ export async function claimDue(pool: Pool, now: Date, limit: number): Promise<Cl
   } finally {
     client.release();
   }
-}
-
-/**
- * The end of one attempt, and the endpoint's health with it (one statement). Only the holder of
- * the claim may write it (a lapsed claim may have been retaken). Answers whether it was written
- * and since when the endpoint has been failing (null: it is not).
- */
-export async function markAttempt(
-  pool: Pool,
-  claimed: Claimed,
-  result: { status: DeliveryStatus; httpStatus: number | null; error: string | null; nextAttemptAt: Date | null; at: Date },
-): Promise<{ marked: boolean; failingSince: Date | null }> {
-  const succeeded = result.status === 'delivered';
-  const { rows } = await pool.query<{ marked: boolean; failing_since: Date | null }>(
-    `WITH marked AS (
-       UPDATE webhooks.deliveries SET status = $3, last_status = $4, last_error = $5, next_attempt_at = $6,
-         delivered_at = CASE WHEN $3 = 'delivered' THEN $7::timestamptz ELSE delivered_at END, claimed_until = NULL, claim_token = NULL
-       WHERE delivery_id = $1 AND claim_token = $2::uuid
-       RETURNING endpoint_id
-     ), health AS (
-       INSERT INTO webhooks.endpoint_health AS h (endpoint_id, failing_since, last_success_at)
-       SELECT endpoint_id, CASE WHEN $8 THEN NULL ELSE $7::timestamptz END, CASE WHEN $8 THEN $7::timestamptz END FROM marked
-       ON CONFLICT (endpoint_id) DO UPDATE SET
-         failing_since = CASE WHEN $8 THEN NULL ELSE coalesce(h.failing_since, $7::timestamptz) END,
-         last_success_at = CASE WHEN $8 THEN $7::timestamptz ELSE h.last_success_at END
-       RETURNING failing_since
-     )
-     SELECT EXISTS (SELECT FROM marked) AS marked, (SELECT failing_since FROM health) AS failing_since`,
-    [claimed.delivery_id, claimed.claim_token, result.status, result.httpStatus, result.error, result.nextAttemptAt, result.at, succeeded],
-  );
-  return { marked: rows[0]?.marked ?? false, failingSince: rows[0]?.failing_since ?? null };
 }
 
 /** Gives a claim back untried (the dispatcher is stopping, or the endpoint vanished before the send). */

@@ -13,7 +13,8 @@ import type { DisabledReason } from '../../domain/webhooks.ts';
 import type { EventStore } from '../../eventstore/port.ts';
 import { findOrganization } from '../../../projections/queries.ts';
 import { recordMessages, type OutboxMessage } from '../outbox.ts';
-import { claimDue, failPendingOf, markAttempt, nextDue, type Claimed, type ClaimedEndpoint } from './deliveries.ts';
+import { claimDue, failPendingOf, nextDue, type Claimed, type ClaimedEndpoint } from './deliveries.ts';
+import { AttemptMarks } from './marks.ts';
 import type { SecretBox } from './secret-box.ts';
 import { postWebhook, type AttemptResult } from './sender.ts';
 import { webhookHeaders } from './signature.ts';
@@ -57,8 +58,11 @@ export class WebhookDispatcher {
   private readonly wakeTimer = new WakeTimer(() => this.kick());
   private readonly inFlight = new Set<Promise<void>>();
   private stopped = false;
+  private readonly marks: AttemptMarks;
 
-  constructor(private readonly deps: DispatcherDeps) {}
+  constructor(private readonly deps: DispatcherDeps) {
+    this.marks = new AttemptMarks(deps.pool);
+  }
 
   /** Looks for due deliveries now. */
   kick(): void {
@@ -121,10 +125,10 @@ export class WebhookDispatcher {
   }
 
   private async attempt(delivery: Claimed): Promise<void> {
-    const { pool, clock, wall } = this.deps;
+    const { clock, wall } = this.deps;
     const endpoint = delivery.endpoint;
     if (!endpoint || !endpoint.enabled) {
-      await markAttempt(pool, delivery, { status: 'failed', httpStatus: null, error: endpoint ? 'endpoint disabled' : 'endpoint deleted', nextAttemptAt: null, at: clock.now() });
+      await this.marks.mark(delivery, { status: 'failed', httpStatus: null, error: endpoint ? 'endpoint disabled' : 'endpoint deleted', nextAttemptAt: null, at: clock.now() });
       return;
     }
     const secrets = this.secretsOf(endpoint);
@@ -136,7 +140,7 @@ export class WebhookDispatcher {
     const delay = nextAttemptDelay(delivery.attempts, outcome, (this.deps.random ?? Math.random)());
     const status = outcome.kind === 'delivered' ? 'delivered' : delay === null ? 'failed' : 'pending';
     const error = outcome.kind === 'delivered' ? null : (result.error ?? `HTTP ${result.status}`);
-    const { marked, failingSince } = await markAttempt(pool, delivery, { status, httpStatus: result.status, error, nextAttemptAt: status === 'pending' ? new Date(now.getTime() + delay!) : null, at: now });
+    const { marked, failingSince } = await this.marks.mark(delivery, { status, httpStatus: result.status, error, nextAttemptAt: status === 'pending' ? new Date(now.getTime() + delay!) : null, at: now });
     if (!marked) return; // the claim lapsed and another sender took it over: its answer counts
     if (outcome.kind === 'gone') await this.disable(endpoint, 'gone');
     else if (failingSince && now.getTime() - failingSince.getTime() >= FAILING_ENDPOINT_DISABLE_MS) await this.disable(endpoint, 'failing');

@@ -52,4 +52,12 @@ export const webhookMigrations: readonly Migration[] = [
     id: 'webhooks/003-pending-by-endpoint',
     sql: `CREATE INDEX deliveries_pending ON webhooks.deliveries (endpoint_id, seq) WHERE status = 'pending';`,
   },
+  {
+    // The claim counts each endpoint's deliveries in flight (at most 10) without walking its
+    // backlog; the unique index on seq was never used (a sequence makes it unique) and cost
+    // every recorded delivery one more index entry.
+    id: 'webhooks/004-claims-in-flight',
+    sql: `CREATE INDEX deliveries_claimed ON webhooks.deliveries (endpoint_id) WHERE status = 'pending' AND claim_token IS NOT NULL;
+      ALTER TABLE webhooks.deliveries DROP CONSTRAINT deliveries_seq_key;`,
+  },
 ];
