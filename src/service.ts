@@ -197,9 +197,17 @@ export function createService(config: Config, options: ServiceOptions = {}): Ser
         await emails.start((err) => log.error({ err }, 'completion e-mail failed; retrying'));
       }
       if (options.webhooks !== false) {
+        const sendPool = createPool(databaseUrl, {
+          max: 4,
+          applicationName: `${options.applicationName ?? `vidtrack-${config.role}`}-webhooks`,
+          asyncCommit: true,
+          onError: (err) => log.warn({ err }, 'idle database connection lost'),
+        });
+        stops.push({ phase: 3, name: 'webhook send pool', stop: () => sendPool.end() });
         const reactor = new WebhookReactor({
           store,
           pool,
+          sendPool,
           watcher,
           clock,
           wall: systemClock,

@@ -35,6 +35,8 @@ import { raceDeadline } from '../timers.ts';
 export interface WebhookReactorDeps {
   store: EventStore;
   pool: Pool;
+  /** The dispatcher's claims and marks (see DispatcherDeps). */
+  sendPool?: Pool;
   watcher: ProjectionWatcher;
   clock: Clock;
   wall: Clock;
@@ -63,6 +65,7 @@ export class WebhookReactor {
   constructor(private readonly deps: WebhookReactorDeps) {
     this.dispatcher = new WebhookDispatcher({
       pool: deps.pool,
+      sendPool: deps.sendPool,
       store: deps.store,
       clock: deps.clock,
       wall: deps.wall,
@@ -89,8 +92,10 @@ export class WebhookReactor {
     // What was recorded but not sent before a restart goes first.
     this.dispatcher.kick();
     this.inFlight = Promise.resolve();
+    // Pages as large as the projector's: a page is one transaction, and a burst of snapshots
+    // (every video due at the top of the hour) is recorded at the pace the projector keeps.
     this.subscription = this.deps.store
-      .subscribeAll(from$, { batchSize: 1000, ready: () => this.inFlight })
+      .subscribeAll(from$, { batchSize: 5_000, ready: () => this.inFlight })
       .pipe(concatMap((page) => from((this.inFlight = this.handlePage(page)))))
       .subscribe({ error: (error) => this.failed(error) });
   }
