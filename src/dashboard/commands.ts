@@ -13,7 +13,7 @@ import {
   updateWebhookEndpoint,
 } from '../commands/webhook-commands.ts';
 import { HttpError } from '../api/errors.ts';
-import { checkedUrl, webhookDomainError } from '../api/routes/webhooks.ts';
+import { checkedUrl, recoverFailedSince, webhookDomainError } from '../api/routes/webhooks.ts';
 import { POSSIBLE_ID } from '../api/schemas.ts';
 import { listDeliveries, replayDelivery } from '../notify/webhooks/deliveries.ts';
 import { listWebhookEndpoints, readWebhookEndpoint, type WebhookEndpointRow } from '../../projections/queries.ts';
@@ -171,6 +171,14 @@ export function dashboardCommands(deps: ApiDeps, options: DashboardOptions, sess
         return refused;
       }
     },
+    // The API's PATCH with what the edit form holds: the URL checked as a send would check
+    // it, the events by the decider; description null clears it, as in the API.
+    updateWebhook: (orgId, endpointId, { url, events, description }) =>
+      onEndpoint(orgId, endpointId, async (row) => {
+        const checked = await checkedUrl(url, webhookApi().policy);
+        const handled = await updateWebhookEndpoint(store, clock, { orgId, endpointId: row.endpoint_id, url: checked, events, description });
+        return { position: handled.position, answer: {} };
+      }),
     setWebhookEnabled: (orgId, endpointId, enabled) =>
       onEndpoint(orgId, endpointId, async (row) => {
         const handled = await updateWebhookEndpoint(store, clock, { orgId, endpointId: row.endpoint_id, enabled });
@@ -198,6 +206,12 @@ export function dashboardCommands(deps: ApiDeps, options: DashboardOptions, sess
       onEndpoint(orgId, endpointId, async (row) => {
         const handled = await deleteWebhookEndpoint(store, clock, orgId, row.endpoint_id);
         return { position: handled.position, answer: {} };
+      }),
+    // Deliveries are not in the log: nothing to wait for before the page shows them pending.
+    recoverWebhookDeliveries: (orgId, endpointId, since) =>
+      onEndpoint(orgId, endpointId, async (row) => {
+        const recovered = await recoverFailedSince(deps, webhookApi(), row.endpoint_id, since);
+        return { position: null, answer: { recovered } };
       }),
     async replayWebhookDelivery(orgId, endpointId, deliveryId) {
       const row = await ownEndpoint(orgId, endpointId);

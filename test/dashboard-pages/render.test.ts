@@ -133,12 +133,26 @@ describe('dashboard pages', () => {
     assert.match(list, /value="balance.low" checked/);
     for (const label of ['URL', 'Description', 'Live', 'Test', 'snapshot.created', 'metric.alert']) assert.match(list, new RegExp(`<label[^>]*>[^]*?${label.replace('.', '\\.')}`));
     const one = webhookPage(viewer, {
-      webhook, limit: 50,
+      webhook, limit: 50, now: clock.now(),
       deliveries: [{ deliveryId: 'd1', eventType: 'webhook.test', status: 'failed', attempts: 3, lastStatus: 500, nextAttemptAt: null, createdAt: clock.now() }],
     });
     assertInert(one);
     assert.match(one, />failed</);
     assert.match(one, /HTTP 500/);
     assert.doesNotMatch(one, /whsec_/);
+    // The edit form starts from the endpoint as it is; the recover form from a day before now (UTC, to the minute).
+    assert.match(one, /<input id="edit-url" name="url" type="url"[^>]*value="https:\/\/example\.com\/\?q=&lt;script&gt;/);
+    assert.match(one, /value="snapshot.created" checked/);
+    assert.doesNotMatch(one, /value="balance.low" checked/);
+    assert.match(one, /<input id="recover-since" name="since" type="datetime-local" required value="2026-10-31T00:00"/);
+    assert.match(one, /enable it first/, 'a disabled endpoint: recovered deliveries would fail again at once');
+    for (const label of ['URL', 'Description', 'Failed since \\(UTC\\)', 'tracking.completed']) assert.match(one, new RegExp(`<label[^>]*>[^]*?${label.replace('.', '\\.')}`));
+    // Refused: what was typed, not the endpoint.
+    const refused = webhookPage(viewer, { webhook, limit: 50, now: clock.now(), deliveries: [], edit: { url: HOSTILE, events: ['balance.low'], description: HOSTILE }, since: '2026-10-01T12:34', error: HOSTILE });
+    assertInert(refused);
+    assert.match(refused, /id="edit-url"[^>]*value="&lt;script&gt;/);
+    assert.match(refused, /value="balance.low" checked/);
+    assert.doesNotMatch(refused, /value="snapshot.created" checked/);
+    assert.match(refused, /id="recover-since"[^>]*value="2026-10-01T12:34"/);
   });
 });

@@ -2,7 +2,9 @@
 // local receiver that checks every signature with the `standardwebhooks` reference verifier:
 // add an endpoint through the form (its secret shown once), send a test event and see it
 // arrive signed with that secret and listed as delivered, rotate, disable, delete after the
-// confirmation; a refused URL is a form error; another organization's endpoint is a 404.
+// confirmation; a refused URL is a form error; change an endpoint's URL, events and description
+// on its page (the REST API sees the change; a refused URL is the API's message); send again
+// the deliveries that failed since a time; another organization's endpoint is a 404.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
@@ -32,6 +34,9 @@ async function signedInOwner(name: string): Promise<{ orgId: string; page: Page 
 
 describe('the Webhooks page in a browser', { timeout: 300_000 }, () => {
   let page: Page;
+  let orgId: string;
+  /** A live API key of the page's organization, for the REST API's side of each check. */
+  let key: string;
   let endpointPath: string;
   const pageErrors: string[] = [];
 
@@ -40,7 +45,8 @@ describe('the Webhooks page in a browser', { timeout: 300_000 }, () => {
     service = serviceProcess({ WEBHOOK_ALLOW_HOSTS: '127.0.0.1', WEBHOOK_ALLOW_PRIVATE: '1' });
     await service.start();
     browser = await launchBrowser();
-    ({ page } = await signedInOwner('Hookco'));
+    ({ page, orgId } = await signedInOwner('Hookco'));
+    ({ api_key: key } = (await service.admin('key', 'create', '--org', orgId, '--name', 'checks')) as { api_key: string });
     page.on('pageerror', (e) => pageErrors.push(e.message));
   });
 
@@ -135,6 +141,131 @@ describe('the Webhooks page in a browser', { timeout: 300_000 }, () => {
     await page.getByRole('button', { name: 'Delete endpoint' }).click();
     await page.getByRole('status').filter({ hasText: 'deleted' }).waitFor();
     assert.equal(await row().count(), 0);
+    assert.deepEqual(pageErrors, []);
+  });
+
+  it("edits an endpoint's URL, events and description on its page, as the API's PATCH; a refused URL is the API's message and the form keeps what was typed", async () => {
+    const before = `${receiver.url}/hooks/before-edit`;
+    const made = await service.api('POST', '/webhooks', key, { url: before, events: ['snapshot.created'], description: 'before' });
+    assert.equal(made.status, 201, JSON.stringify(made.body));
+    const id = made.body.id as string;
+    const read = async () => {
+      const got = await service.api('GET', `/webhooks/${id}`, key);
+      assert.equal(got.status, 200, JSON.stringify(got.body));
+      return got.body as { url: string; events: string[]; description: string | null };
+    };
+    await page.goto('/webhooks');
+    await page.getByRole('row').filter({ hasText: before }).getByRole('link', { name: 'Edit' }).click();
+    await page.waitForURL(`**/webhooks/${id}#edit`);
+    assert.equal(await page.getByLabel('URL').inputValue(), before, 'the form starts from the endpoint as it is');
+    assert.ok(await page.getByRole('checkbox', { name: 'snapshot.created' }).isChecked());
+    assert.ok(!(await page.getByRole('checkbox', { name: 'tracking.completed' }).isChecked()));
+    assert.equal(await page.getByLabel('Description').inputValue(), 'before');
+
+    // Plain http to a host outside WEBHOOK_ALLOW_HOSTS: the API refuses it, and says why.
+    const refusedUrl = 'http://example.com/hooks/vidtrack';
+    const viaApi = await service.api('PATCH', `/webhooks/${id}`, key, { url: refusedUrl });
+    assert.equal(viaApi.status, 400, JSON.stringify(viaApi.body));
+    const apiMessage = viaApi.body.details[0].message as string;
+    await page.getByLabel('URL').fill(refusedUrl);
+    await page.getByRole('checkbox', { name: 'snapshot.created' }).uncheck();
+    await page.getByRole('checkbox', { name: 'tracking.completed' }).check();
+    await page.getByLabel('Description').fill('typed <b>here</b>');
+    const [refused] = await Promise.all([page.waitForResponse((r) => r.request().method() === 'POST'), page.getByRole('button', { name: 'Save changes' }).click()]);
+    assert.equal(refused.status(), 400);
+    const alert = (await page.getByRole('alert').textContent()) ?? '';
+    assert.ok(alert.includes(apiMessage), `the API's message "${apiMessage}" on the page: ${alert}`);
+    assert.equal(await page.getByLabel('URL').inputValue(), refusedUrl, 'the form keeps what was typed');
+    assert.ok(!(await page.getByRole('checkbox', { name: 'snapshot.created' }).isChecked()));
+    assert.ok(await page.getByRole('checkbox', { name: 'tracking.completed' }).isChecked());
+    assert.equal(await page.getByLabel('Description').inputValue(), 'typed <b>here</b>');
+    const unchanged = await read();
+    assert.deepEqual([unchanged.url, unchanged.events, unchanged.description], [before, ['snapshot.created'], 'before'], 'a refused edit changes nothing');
+
+    const after = `${receiver.url}/hooks/after-edit`;
+    await page.getByLabel('URL').fill(after);
+    await page.getByRole('checkbox', { name: 'video.stopped' }).check();
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    await page.getByRole('status').filter({ hasText: 'saved' }).waitFor();
+    const changed = await read();
+    assert.equal(changed.url, after);
+    assert.deepEqual([...changed.events].sort(), ['tracking.completed', 'video.stopped']);
+    assert.equal(changed.description, 'typed <b>here</b>');
+    assert.equal(((await page.locator('dd.description').textContent()) ?? '').trim(), 'typed <b>here</b>', 'the description is shown as text');
+    assert.equal(await page.getByLabel('URL').inputValue(), after);
+
+    // An emptied description is removed, as `description: null` does in the API.
+    await page.getByLabel('Description').fill('');
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    await page.getByRole('status').filter({ hasText: 'saved' }).waitFor();
+    assert.equal((await read()).description, null);
+    assert.equal(await page.locator('dd.description').count(), 0);
+    assert.deepEqual(pageErrors, []);
+  });
+
+  it('sends again the deliveries that failed since a time, says how many, and they arrive signed', async () => {
+    const FAILED = 3;
+    const path = '/hooks/recover';
+    const made = await service.api('POST', '/webhooks', key, { url: `${receiver.url}${path}`, events: ['balance.low'] });
+    assert.equal(made.status, 201, JSON.stringify(made.body));
+    const id = made.body.id as string;
+    receiver.expect(path, made.body.secret);
+    const deliveries = async () => (await service.api('GET', `/webhooks/${id}/deliveries`, key)).body.deliveries as Array<{ id: string; status: string; attempts: number }>;
+
+    // Three test events, held at the receiver until all three are there (the endpoint stays
+    // enabled meanwhile), then each answered 410 Gone: all fail, and the endpoint is disabled.
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    receiver.script(path, ...Array.from({ length: FAILED }, () => ({ status: 410, hold: held })));
+    for (let i = 0; i < FAILED; i++) {
+      const sent = await service.api('POST', `/webhooks/${id}/test`, key);
+      assert.equal(sent.status, 202, JSON.stringify(sent.body));
+    }
+    const first = await receiver.waitFor(path, FAILED, 30_000);
+    release();
+    const failed = await until(`${FAILED} failed deliveries`, async () => {
+      const list = await deliveries();
+      return list.length === FAILED && list.every((d) => d.status === 'failed') ? list : undefined;
+    }, 30_000, 200);
+    assert.deepEqual(failed.map((d) => d.id).sort(), first.map((r) => r.id).sort());
+
+    // Disabled by the 410s: the page says to enable it first; enabled from the list.
+    await page.goto(`/webhooks/${id}`);
+    assert.match((await page.locator('#recover-since-hint').textContent()) ?? '', /enable it first/);
+    await page.goto('/webhooks');
+    await page.getByRole('row').filter({ hasText: path }).getByRole('button', { name: 'Enable' }).click();
+    await page.getByRole('status').filter({ hasText: 'enabled' }).waitFor();
+    await page.goto(`/webhooks/${id}`);
+
+    // A time after the failures: nothing to send, and the page says so.
+    const minute = (offsetMs: number) => new Date(Date.now() + offsetMs).toISOString().slice(0, 16);
+    await page.getByLabel('Failed since (UTC)').fill(minute(2 * 60_000));
+    await page.getByRole('button', { name: 'Send failed deliveries again' }).click();
+    await page.getByRole('status').filter({ hasText: 'nothing was queued again' }).waitFor();
+    assert.ok((await deliveries()).every((d) => d.status === 'failed'));
+
+    // A time before them: all three go again, and the page counts them.
+    const since = minute(-10 * 60_000);
+    await page.getByLabel('Failed since (UTC)').fill(since);
+    await page.getByRole('button', { name: 'Send failed deliveries again' }).click();
+    const said = (await page.getByRole('status').filter({ hasText: 'queued again' }).textContent()) ?? '';
+    assert.match(said, new RegExp(`\\b${FAILED} failed deliveries since ${since.replace('T', ' ')} UTC queued again`), said);
+    assert.equal(await page.getByLabel('Failed since (UTC)').inputValue(), since, 'the form keeps the time it used');
+    const all = await receiver.waitFor(path, 2 * FAILED, 30_000);
+    const again = all.slice(FAILED);
+    assert.deepEqual(again.map((r) => r.id).sort(), first.map((r) => r.id).sort(), 'each sent again with its own webhook-id');
+    assert.ok(again.every((r) => r.verifiedWith[0] === true), 'signed with the endpoint secret');
+    await until('the recovered deliveries delivered', async () => ((await deliveries()).every((d) => d.status === 'delivered' && d.attempts === 1) ? true : undefined), 30_000, 200);
+
+    // A time the API would refuse, posted as a form could be forged: the API's message, a 400.
+    const apiAnswer = await service.api('POST', `/webhooks/${id}/recover`, key, { since: 'yesterday' });
+    assert.equal(apiAnswer.status, 400);
+    const token = await page.locator(`form[action="/webhooks/${id}/recover"] input[name="_csrf"]`).getAttribute('value');
+    const forged = await page.context().request.post(`/webhooks/${id}/recover`, { form: { _csrf: token ?? '', since: 'yesterday' }, maxRedirects: 0 });
+    assert.equal(forged.status(), 400);
+    assert.ok((await forged.text()).includes(apiAnswer.body.details[0].message), 'the API\'s message for `since`');
+    await page.goto(`/webhooks/${id}`);
+    await screenshot(page, 'webhook-recovered');
     assert.deepEqual(pageErrors, []);
   });
 

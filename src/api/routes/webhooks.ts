@@ -92,6 +92,18 @@ function seqOfCursor(endpointId: string, cursor: string): bigint {
 
 const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/;
 
+/**
+ * Recover: every failed delivery to the endpoint made at or after `since` (ISO 8601 with a
+ * zone; 400 naming `since` otherwise) goes back to pending on a fresh schedule, and the
+ * dispatcher is woken for it. Answers how many. The API and the dashboard both come here.
+ */
+export async function recoverFailedSince(deps: Pick<ApiDeps, 'pool' | 'clock'>, webhooks: Pick<NonNullable<ApiDeps['webhooks']>, 'kick'>, endpointId: string, since: string): Promise<number> {
+  if (!ISO_TIME.test(since) || Number.isNaN(Date.parse(since))) throw invalidRequest([{ field: 'since', message: 'since must be an ISO 8601 date-time' }]);
+  const recovered = await recoverDeliveries(deps.pool, endpointId, new Date(since), deps.clock.now());
+  webhooks.kick?.();
+  return recovered;
+}
+
 /** A decider's refusal as the spec's error shape. */
 export function webhookDomainError(error: unknown): never {
   if (error instanceof DomainError) {
@@ -356,10 +368,7 @@ export const webhookRoutes = (deps: ApiDeps, webhooks: NonNullable<ApiDeps['webh
     },
     async (request, reply) => {
       const endpoint = await ownEndpoint(request.caller!, request.params.id);
-      const since = request.body.since;
-      if (!ISO_TIME.test(since) || Number.isNaN(Date.parse(since))) throw invalidRequest([{ field: 'since', message: 'since must be an ISO 8601 date-time' }]);
-      const recovered = await recoverDeliveries(deps.pool, endpoint.endpoint_id, new Date(since), deps.clock.now());
-      webhooks.kick?.();
+      const recovered = await recoverFailedSince(deps, webhooks, endpoint.endpoint_id, request.body.since);
       return reply.code(202).send({ success: true, recovered });
     },
   );

@@ -18,13 +18,14 @@ import { billingCsv, billingPage } from './billing.ts';
 import { html, Html } from './html.ts';
 import { keysPage, type KeysView } from './keys.ts';
 import { notice, page, type Section, type Viewer } from './layout.ts';
+import { when } from './format.ts';
 import { accountLedger } from './ledger.ts';
 import { membersPage, type MembersView } from './members.ts';
 import type { DashboardCommands, PageAuth, SignedIn } from './model.ts';
 import { overviewPage } from './overview.ts';
 import { filtersOf, trackLines, videosPage, type TrackForm } from './videos.ts';
 import { videoPage } from './video.ts';
-import { webhookPage, webhooksPage, type WebhookForm, type WebhooksView } from './webhooks.ts';
+import { webhookPage, webhooksPage, type WebhookEditForm, type WebhookForm, type WebhookView, type WebhooksView } from './webhooks.ts';
 import { MAX_DESCRIPTION_LENGTH, MAX_URL_LENGTH } from '../../domain/webhooks.ts';
 
 export type { DashboardCommands, KeyListing, MemberListing, PageAuth, SignedIn } from './model.ts';
@@ -167,13 +168,36 @@ export function registerPages(app: FastifyInstance, deps: ApiDeps, auth: PageAut
   const showWebhooks = async (reply: FastifyReply, seen: { me: SignedIn; viewer: Viewer }, view: Omit<WebhooksView, 'webhooks'> = {}, status = 200) =>
     reply.code(status).send(webhooksPage(seen.viewer, { ...view, webhooks: await commands.listWebhooks(seen.me.orgId) }));
   const DELIVERIES_SHOWN = 50;
-  const showWebhook = async (reply: FastifyReply, seen: { me: SignedIn; viewer: Viewer }, id: string, view: { error?: string; done?: string } = {}, status = 200) => {
+  const showWebhook = async (
+    reply: FastifyReply,
+    seen: { me: SignedIn; viewer: Viewer },
+    id: string,
+    view: Pick<WebhookView, 'error' | 'done' | 'edit' | 'since'> = {},
+    status = 200,
+  ) => {
     const webhook = await commands.readWebhook(seen.me.orgId, id);
     const deliveries = webhook ? await commands.listWebhookDeliveries(seen.me.orgId, id, DELIVERIES_SHOWN) : null;
     if (!webhook || !deliveries) return notFound(reply, seen.viewer, 'webhooks');
-    return reply.code(status).send(webhookPage(seen.viewer, { ...view, webhook, deliveries, limit: DELIVERIES_SHOWN }));
+    return reply.code(status).send(webhookPage(seen.viewer, { ...view, webhook, deliveries, limit: DELIVERIES_SHOWN, now: deps.clock.now() }));
   };
   const GONE = 'That endpoint does not exist or was already deleted.';
+  /** The add and edit forms' fields, trimmed as typed. */
+  const endpointFields = (body: unknown): WebhookEditForm => ({
+    url: formField(body, 'url').trim(),
+    events: formList(body, 'events'),
+    description: formField(body, 'description').trim(),
+  });
+  /**
+   * The API's schema limits, said for a form (its body schema answers before any command
+   * runs); the rest (scheme, host, addresses, event names, 20 per organization) is the API's
+   * own checks, run by the commands.
+   */
+  const endpointFieldsProblem = (form: WebhookEditForm): string | null => {
+    if (form.url.length === 0 || form.url.length > MAX_URL_LENGTH) return `URL must be 1 to ${MAX_URL_LENGTH} characters.`;
+    if (form.description.length > MAX_DESCRIPTION_LENGTH) return `Description must be at most ${MAX_DESCRIPTION_LENGTH} characters.`;
+    if (form.events.length === 0) return 'Choose at least one event.';
+    return null;
+  };
 
   app.get('/webhooks', async (request, reply) => {
     const seen = await viewerOf(request, reply);
@@ -184,17 +208,9 @@ export function registerPages(app: FastifyInstance, deps: ApiDeps, auth: PageAut
     const seen = await viewerOf(request, reply);
     if (!seen) return reply;
     const modeText = formField(request.body, 'mode');
-    const form: WebhookForm = {
-      url: formField(request.body, 'url').trim(),
-      events: formList(request.body, 'events'),
-      description: formField(request.body, 'description').trim(),
-      mode: modeText === 'test' ? 'test' : 'live',
-    };
-    // The API's schema limits; the rest (scheme, host, addresses, events, 20 per organization) is the API's own checks.
-    if (form.url.length === 0 || form.url.length > MAX_URL_LENGTH) return showWebhooks(reply, seen, { form, error: `URL must be 1 to ${MAX_URL_LENGTH} characters.` }, 400);
-    if (form.description.length > MAX_DESCRIPTION_LENGTH) return showWebhooks(reply, seen, { form, error: `Description must be at most ${MAX_DESCRIPTION_LENGTH} characters.` }, 400);
-    if (modeText !== 'live' && modeText !== 'test') return showWebhooks(reply, seen, { form, error: 'Choose Live or Test.' }, 400);
-    if (form.events.length === 0) return showWebhooks(reply, seen, { form, error: 'Choose at least one event.' }, 400);
+    const form: WebhookForm = { ...endpointFields(request.body), mode: modeText === 'test' ? 'test' : 'live' };
+    const problem = endpointFieldsProblem(form) ?? (modeText !== 'live' && modeText !== 'test' ? 'Choose Live or Test.' : null);
+    if (problem) return showWebhooks(reply, seen, { form, error: problem }, 400);
     const created = await commands.createWebhook(seen.me.orgId, { url: form.url, events: form.events, description: form.description || null, mode: form.mode });
     if (!created.ok) return showWebhooks(reply, seen, { form, error: created.error }, 400);
     return showWebhooks(reply, seen, { secret: { url: form.url, secret: created.secret } });
@@ -237,6 +253,38 @@ export function registerPages(app: FastifyInstance, deps: ApiDeps, auth: PageAut
     if (!outcome.ok) return showWebhooks(reply, seen, { error: outcome.error }, 400);
     const webhook = await commands.readWebhook(seen.me.orgId, request.params.id);
     return showWebhooks(reply, seen, { secret: { url: webhook?.url ?? request.params.id, secret: outcome.secret, rotated: { previousExpiresAt: outcome.previousExpiresAt } } });
+  });
+
+  // The API's PATCH of URL, events and description. A refusal shows the API's message above
+  // the form, which keeps what was typed; the endpoint stays as it was.
+  app.post<{ Params: { id: string } }>('/webhooks/:id/edit', async (request, reply) => {
+    const seen = await viewerOf(request, reply);
+    if (!seen) return reply;
+    const id = request.params.id;
+    const edit = endpointFields(request.body);
+    const problem = endpointFieldsProblem(edit);
+    if (problem) return showWebhook(reply, seen, id, { edit, error: problem }, 400);
+    const outcome = await commands.updateWebhook(seen.me.orgId, id, { url: edit.url, events: edit.events, description: edit.description || null });
+    if (outcome === 'not_found') return notFound(reply, seen.viewer, 'webhooks');
+    if (!outcome.ok) return showWebhook(reply, seen, id, { edit, error: outcome.error }, 400);
+    return showWebhook(reply, seen, id, { done: 'The endpoint is saved: from now on, deliveries go to the URL and cover the events shown here.' });
+  });
+
+  // The API's recover. The form's datetime-local has no zone and the page says UTC, as every
+  // time on the dashboard is: the API's check then sees the instant the member meant.
+  app.post<{ Params: { id: string } }>('/webhooks/:id/recover', async (request, reply) => {
+    const seen = await viewerOf(request, reply);
+    if (!seen) return reply;
+    const id = request.params.id;
+    const since = formField(request.body, 'since').trim();
+    const outcome = await commands.recoverWebhookDeliveries(seen.me.orgId, id, `${since}Z`);
+    if (outcome === 'not_found') return notFound(reply, seen.viewer, 'webhooks');
+    if (!outcome.ok) return showWebhook(reply, seen, id, { since, error: outcome.error }, 400);
+    const from = when(`${since}Z`);
+    const done =
+      outcome.recovered === 0 ? `No delivery to this endpoint has failed since ${from}: nothing was queued again.`
+      : `${outcome.recovered} failed ${outcome.recovered === 1 ? 'delivery' : 'deliveries'} since ${from} queued again: each is sent again with its own webhook-id, on a fresh retry schedule.`;
+    return showWebhook(reply, seen, id, { since, done });
   });
 
   app.post<{ Params: { id: string; deliveryId: string } }>('/webhooks/:id/deliveries/:deliveryId/replay', async (request, reply) => {

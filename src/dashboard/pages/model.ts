@@ -85,9 +85,13 @@ export interface DashboardCommands {
   listWebhookDeliveries(orgId: string, endpointId: string, limit: number): Promise<DeliveryListing[] | null>;
   /** The API's create: the URL checked as a send would check it, the decider's refusals; the secret is only in this answer. */
   createWebhook(orgId: string, input: { url: string; events: string[]; description: string | null; mode: KeyMode }): Promise<{ ok: true; endpointId: string; secret: string } | Refusal>;
+  /** The API's PATCH of URL, events and description, with its checks and its messages. */
+  updateWebhook(orgId: string, endpointId: string, input: { url: string; events: string[]; description: string | null }): Promise<WebhookOutcome>;
   setWebhookEnabled(orgId: string, endpointId: string, enabled: boolean): Promise<WebhookOutcome>;
   sendWebhookTest(orgId: string, endpointId: string): Promise<WebhookOutcome>;
   rotateWebhookSecret(orgId: string, endpointId: string): Promise<WebhookOutcome<{ secret: string; previousExpiresAt: string }>>;
   deleteWebhook(orgId: string, endpointId: string): Promise<WebhookOutcome>;
   replayWebhookDelivery(orgId: string, endpointId: string, deliveryId: string): Promise<WebhookOutcome>;
+  /** The API's recover: failed deliveries made at or after `since` (ISO 8601, as the API takes it) sent again; how many. */
+  recoverWebhookDeliveries(orgId: string, endpointId: string, since: string): Promise<WebhookOutcome<{ recovered: number }>>;
 }

@@ -1,19 +1,24 @@
 // Webhooks `/webhooks`: the organization's endpoints of both modes, add one (its signing secret
 // shown once), enable/disable, send a test event, rotate the secret (shown once), delete; and
-// `/webhooks/{id}`: an endpoint's recent deliveries, each with Replay. The work is the REST
-// API's commands (dashboard/commands.ts); URLs and descriptions are the customer's text, shown
-// as text.
+// `/webhooks/{id}`: an endpoint's recent deliveries, each with Replay, a form to change its URL,
+// events and description, and one to send again the deliveries that failed since a time. The
+// work is the REST API's commands (dashboard/commands.ts); URLs and descriptions are the
+// customer's text, shown as text.
 import type { KeyMode } from '../../domain/platform.ts';
-import { PREVIOUS_SECRET_VALID_MS, WEBHOOK_EVENT_TYPES } from '../../domain/webhooks.ts';
+import { MAX_DESCRIPTION_LENGTH, MAX_URL_LENGTH, PREVIOUS_SECRET_VALID_MS, WEBHOOK_EVENT_TYPES } from '../../domain/webhooks.ts';
 import { when } from './format.ts';
 import { html, type Html } from './html.ts';
 import { confirmDialog, notice, page, type Viewer } from './layout.ts';
 import type { DeliveryListing, WebhookListing } from './model.ts';
 
-export interface WebhookForm {
+/** What the edit form holds: the API's PATCH fields a member may change here. */
+export interface WebhookEditForm {
   url: string;
   events: string[];
   description: string;
+}
+
+export interface WebhookForm extends WebhookEditForm {
   mode: KeyMode;
 }
 
@@ -36,6 +41,11 @@ export function webhookState(w: WebhookListing): string {
   return 'Disabled by a member';
 }
 
+/** One checkbox per event type, those in `chosen` ticked: the add and the edit form alike. */
+function eventChecks(chosen: readonly string[]): Html {
+  return html`<ul class="plain checks">${WEBHOOK_EVENT_TYPES.map((t) => html`<li><label><input type="checkbox" name="events" value="${t}"${chosen.includes(t) ? html` checked` : ''}> <code>${t}</code></label></li>`)}</ul>`;
+}
+
 function secretCard(view: NonNullable<WebhooksView['secret']>): Html {
   return html`<section class="card created" aria-labelledby="secret-title">
 <h2 id="secret-title">${view.rotated ? 'New signing secret' : 'Endpoint added'} for <span class="wrap">${view.url}</span></h2>
@@ -48,6 +58,7 @@ function actions(viewer: Viewer, w: WebhookListing, i: number): Html {
   const base = `/webhooks/${encodeURIComponent(w.endpointId)}`;
   return html`<div class="actions">
 <a href="${base}">Deliveries</a>
+<a href="${base}#edit">Edit</a>
 <form method="post" action="${base}/${w.enabled ? 'disable' : 'enable'}">${viewer.csrf}<button type="submit" class="secondary">${w.enabled ? 'Disable' : 'Enable'}</button></form>
 ${w.enabled ? html`<form method="post" action="${base}/test">${viewer.csrf}<button type="submit" class="secondary">Send test event</button></form>` : ''}
 <form method="post" action="${base}/rotate-secret">${viewer.csrf}<button type="submit" class="secondary">Rotate secret</button></form>
@@ -71,7 +82,7 @@ ${view.secret ? secretCard(view.secret) : ''}
   <input id="webhook-url" name="url" type="url" required maxlength="2048" value="${form.url}" aria-describedby="webhook-url-hint">
   <p id="webhook-url-hint" class="hint">An https address of yours, e.g. https://example.com/hooks/vidtrack. Requests are signed (Standard Webhooks v1).</p>
   <fieldset><legend>Events</legend>
-    <ul class="plain checks">${WEBHOOK_EVENT_TYPES.map((t) => html`<li><label><input type="checkbox" name="events" value="${t}"${form.events.includes(t) ? html` checked` : ''}> <code>${t}</code></label></li>`)}</ul>
+    ${eventChecks(form.events)}
   </fieldset>
   <label for="webhook-description">Description <span class="muted">(optional)</span></label>
   <input id="webhook-description" name="description" maxlength="500" value="${form.description}">
@@ -108,8 +119,52 @@ export interface WebhookView {
   webhook: WebhookListing;
   deliveries: DeliveryListing[];
   limit: number;
+  /** Service time now: the recover form suggests the day before it. */
+  now: Date;
   error?: string;
   done?: string;
+  /** The edit form as the member sent it, kept when it was refused; else the endpoint as it is. */
+  edit?: WebhookEditForm;
+  /** The recover form's time as the member sent it (datetime-local, UTC), kept when it was refused. */
+  since?: string;
+}
+
+/** A datetime-local value (UTC, to the minute) for an instant. */
+function minuteOf(date: Date): string {
+  return date.toISOString().slice(0, 16);
+}
+
+const SUGGESTED_RECOVER_MS = 24 * 3_600_000;
+
+function editForm(viewer: Viewer, base: string, form: WebhookEditForm): Html {
+  return html`<section class="card" id="edit" aria-labelledby="edit-title">
+<h2 id="edit-title">Change the endpoint</h2>
+<form method="post" action="${base}/edit" class="stack">
+  ${viewer.csrf}
+  <label for="edit-url">URL</label>
+  <input id="edit-url" name="url" type="url" required maxlength="${MAX_URL_LENGTH}" value="${form.url}" aria-describedby="edit-url-hint">
+  <p id="edit-url-hint" class="hint">An https address of yours. Deliveries not yet made go to the new address; the signing secret stays the same.</p>
+  <fieldset><legend>Events</legend>
+    ${eventChecks(form.events)}
+  </fieldset>
+  <label for="edit-description">Description <span class="muted">(optional; empty removes it)</span></label>
+  <input id="edit-description" name="description" maxlength="${MAX_DESCRIPTION_LENGTH}" value="${form.description}">
+  <button type="submit">Save changes</button>
+</form>
+</section>`;
+}
+
+function recoverForm(viewer: Viewer, base: string, w: WebhookListing, since: string): Html {
+  return html`<section class="card" aria-labelledby="recover-title">
+<h2 id="recover-title">Send failed deliveries again</h2>
+<form method="post" action="${base}/recover" class="stack">
+  ${viewer.csrf}
+  <label for="recover-since">Failed since (UTC)</label>
+  <input id="recover-since" name="since" type="datetime-local" required value="${since}" aria-describedby="recover-since-hint">
+  <p id="recover-since-hint" class="hint">Every delivery to this endpoint that failed and was made at or after this time is sent again, with its own webhook-id, on a fresh retry schedule.${w.enabled ? '' : ' The endpoint is disabled: enable it first (on the Webhooks page), or they fail again at once.'}</p>
+  <button type="submit" class="secondary">Send failed deliveries again</button>
+</form>
+</section>`;
 }
 
 export function webhookPage(viewer: Viewer, view: WebhookView): string {
@@ -149,6 +204,8 @@ ${view.deliveries.length === 0 ? html`<p>No deliveries yet.</p>` : html`<div cla
 </table>
 </div>
 <p class="hint">The ${view.limit} most recent. Replay sends a delivery again with the same webhook-id.</p>`}
-</section>`,
+</section>
+${recoverForm(viewer, base, w, view.since ?? minuteOf(new Date(view.now.getTime() - SUGGESTED_RECOVER_MS)))}
+${editForm(viewer, base, view.edit ?? { url: w.url, events: w.events, description: w.description ?? '' })}`,
   );
 }
