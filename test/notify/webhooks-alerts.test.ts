@@ -1,38 +1,25 @@
 // Metric alerts over the API and when they fire: POST/GET/DELETE /alerts, and a metric.alert
 // event (once per crossing) to the webhooks subscribed to it and an e-mail to the organization.
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { API, client, expectError, expectInvalid, expectStatus, passHours, tracked } from '../api/helpers.ts';
-import { startTestService, type TestService } from '../support/service.ts';
 import { until } from '../support/wait.ts';
-import { WebhookReceiver, webhooksQuiet } from '../support/webhook-receiver.ts';
+import { webhookFixture, webhooksQuiet } from '../support/webhook-receiver.ts';
 
-let service: TestService;
-let receiver: WebhookReceiver;
-before(async () => {
-  receiver = await new WebhookReceiver().start();
-  service = await startTestService({ webhooks: true, env: { WEBHOOK_ALLOW_HOSTS: '127.0.0.1', WEBHOOK_ALLOW_PRIVATE: '1' } });
-});
-after(async () => {
-  try {
-    await service?.close();
-  } finally {
-    await receiver?.stop();
-  }
-});
+const fixture = webhookFixture();
 
 let paths = 0;
 async function subscribed() {
-  const org = await service.organization({ usd: '100' });
-  const api = client(service, org.liveKey);
+  const org = await fixture.service.organization({ usd: '100' });
+  const api = client(fixture.service, org.liveKey);
   const path = `/alerts-${++paths}`;
-  const endpoint = expectStatus(await api.post('/webhooks', { url: receiver.url + path, events: ['metric.alert'] }), 201);
-  receiver.expect(path, endpoint.secret);
+  const endpoint = expectStatus(await api.post('/webhooks', { url: fixture.receiver.url + path, events: ['metric.alert'] }), 201);
+  fixture.receiver.expect(path, endpoint.secret);
   return { org, api, path };
 }
 
 async function emailsOf(alertId: string): Promise<Array<{ to: string; subject: string }>> {
-  const { rows } = await service.db.pool.query(`SELECT message FROM notify.outbox WHERE message_id LIKE $1 ORDER BY recorded_at`, [`<${alertId}.%`]);
+  const { rows } = await fixture.service.db.pool.query(`SELECT message FROM notify.outbox WHERE message_id LIKE $1 ORDER BY recorded_at`, [`<${alertId}.%`]);
   return rows.map((r) => r.message);
 }
 
@@ -46,13 +33,13 @@ describe('metric alerts', () => {
     const big = expectStatus(await api.post('/alerts', { video_id: 'all', metric: 'likes', condition: { grows_per_hour: '36893488147419103232' } }), 201);
     assert.deepEqual(big.condition, { grows_per_hour: '36893488147419103232' });
     const list = expectStatus(await api.get('/alerts'), 200);
-    // Made at the same service time (the test clock stands still): compared as a set.
+    // Made at the same fixture.service time (the test clock stands still): compared as a set.
     assert.deepEqual(list.alerts.map((a: { id: string }) => a.id).sort(), [created.id, big.id].sort());
-    assert.deepEqual(expectStatus(await client(service, org.testKey).get('/alerts'), 200).alerts, []);
-    const removed = await service.app.inject({ method: 'DELETE', url: `${API}/alerts/${created.id}`, headers: { 'x-api-key': org.liveKey } });
+    assert.deepEqual(expectStatus(await client(fixture.service, org.testKey).get('/alerts'), 200).alerts, []);
+    const removed = await fixture.service.app.inject({ method: 'DELETE', url: `${API}/alerts/${created.id}`, headers: { 'x-api-key': org.liveKey } });
     expectStatus(removed, 200);
     assert.deepEqual(expectStatus(await api.get('/alerts'), 200).alerts.map((a: { id: string }) => a.id), [big.id]);
-    const again = await service.app.inject({ method: 'DELETE', url: `${API}/alerts/${created.id}`, headers: { 'x-api-key': org.liveKey } });
+    const again = await fixture.service.app.inject({ method: 'DELETE', url: `${API}/alerts/${created.id}`, headers: { 'x-api-key': org.liveKey } });
     expectError(again, 404, 'Alert not found');
   });
 
@@ -76,8 +63,8 @@ describe('metric alerts', () => {
     const threshold = (BigInt(first.views) + 1n).toString();
     const alert = expectStatus(await api.post('/alerts', { video_id: video.id, metric: 'views', condition: { crosses: threshold } }), 201);
     // The simulator's views grow every hour: the next snapshot reaches the threshold.
-    await passHours(service, 1);
-    const [request] = await receiver.waitFor(path, 1);
+    await passHours(fixture.service, 1);
+    const [request] = await fixture.receiver.waitFor(path, 1);
     const second = expectStatus(await api.video(video.id), 200).snapshots[1];
     assert.ok(BigInt(second.views) >= BigInt(threshold), 'the simulator grew');
     assert.equal(request!.json.type, 'metric.alert');
@@ -94,9 +81,9 @@ describe('metric alerts', () => {
     assert.equal(mails.length, 1);
     assert.equal(mails[0]!.to, 'owner@example.test');
     assert.match(mails[0]!.subject, /views/);
-    await passHours(service, 3);
-    await webhooksQuiet(service);
-    assert.equal(receiver.on(path).length, 1, 'once per crossing');
+    await passHours(fixture.service, 3);
+    await webhooksQuiet(fixture.service);
+    assert.equal(fixture.receiver.on(path).length, 1, 'once per crossing');
     assert.equal((await emailsOf(alert.id)).length, 1);
   });
 
@@ -104,10 +91,10 @@ describe('metric alerts', () => {
     const { org, api, path } = await subscribed();
     expectStatus(await api.post('/alerts', { video_id: 'all', metric: 'views', condition: { crosses: '1' } }), 201);
     const live = await tracked(api);
-    const [request] = await receiver.waitFor(path, 1);
+    const [request] = await fixture.receiver.waitFor(path, 1);
     assert.equal(request!.json.data.video_id, live.id);
-    await tracked(client(service, org.testKey));
-    await webhooksQuiet(service);
-    assert.equal(receiver.on(path).length, 1, 'the test-mode video is not watched by a live alert');
+    await tracked(client(fixture.service, org.testKey));
+    await webhooksQuiet(fixture.service);
+    assert.equal(fixture.receiver.on(path).length, 1, 'the test-mode video is not watched by a live alert');
   });
 });

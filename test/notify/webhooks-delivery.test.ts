@@ -3,45 +3,32 @@
 // 410, redirects, rotation (two signatures), order per video, test-mode isolation, webhook.test,
 // the deliveries list, replay and recover, and the 5-day disable with its e-mail.
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { HOUR_MS } from '../../src/clock.ts';
 import { collectDue, resumeFunded } from '../../src/collect/work.ts';
 import { API, client, expectStatus, newLink, passHours, tracked } from '../api/helpers.ts';
 import { deposit } from '../../src/commands/account-commands.ts';
 import { parseUsd } from '../../src/domain/money.ts';
-import { startTestService, type TestService } from '../support/service.ts';
 import { until } from '../support/wait.ts';
-import { WebhookReceiver, webhooksQuiet } from '../support/webhook-receiver.ts';
+import { webhookFixture, webhooksQuiet } from '../support/webhook-receiver.ts';
 
-let service: TestService;
-let receiver: WebhookReceiver;
-before(async () => {
-  receiver = await new WebhookReceiver().start();
-  service = await startTestService({ webhooks: true, env: { WEBHOOK_ALLOW_HOSTS: '127.0.0.1', WEBHOOK_ALLOW_PRIVATE: '1' } });
-});
-after(async () => {
-  try {
-    await service?.close();
-  } finally {
-    await receiver?.stop();
-  }
-});
+const fixture = webhookFixture();
 
 let paths = 0;
-/** An organization, its API, and an endpoint on a fresh receiver path subscribed to `events`. */
+/** An organization, its API, and an endpoint on a fresh fixture.receiver path subscribed to `events`. */
 async function subscribed(events: string[], mode: 'live' | 'test' = 'live') {
-  const org = await service.organization({ usd: '100' });
-  const api = client(service, mode === 'live' ? org.liveKey : org.testKey);
+  const org = await fixture.service.organization({ usd: '100' });
+  const api = client(fixture.service, mode === 'live' ? org.liveKey : org.testKey);
   const path = `/hook-${++paths}`;
-  const endpoint = expectStatus(await api.post('/webhooks', { url: receiver.url + path, events }), 201);
-  receiver.expect(path, endpoint.secret);
+  const endpoint = expectStatus(await api.post('/webhooks', { url: fixture.receiver.url + path, events }), 201);
+  fixture.receiver.expect(path, endpoint.secret);
   return { org, api, path, endpoint };
 }
 
-/** Moves the service clock on and lets the dispatcher look at once (its timers run on wall time). */
+/** Moves the fixture.service clock on and lets the dispatcher look at once (its timers run on wall time). */
 function advance(ms: number): void {
-  service.clock.advance(ms);
-  service.webhooks!.dispatcher.kick();
+  fixture.service.clock.advance(ms);
+  fixture.service.webhooks!.dispatcher.kick();
 }
 
 async function deliveriesOf(api: ReturnType<typeof client>, endpointId: string, query = '') {
@@ -57,7 +44,7 @@ async function deliveryState(api: ReturnType<typeof client>, endpointId: string,
   return until(`a delivery of ${endpointId} ${status} after ${attempts} attempt(s)`, async () => {
     const [newest] = (await deliveriesOf(api, endpointId)).deliveries;
     if (!newest || newest.status !== status || newest.attempts !== attempts) return undefined;
-    if (status === 'pending' && !(Date.parse(newest.next_attempt_at) > service.clock.now().getTime())) return undefined;
+    if (status === 'pending' && !(Date.parse(newest.next_attempt_at) > fixture.service.clock.now().getTime())) return undefined;
     return newest;
   }, 10_000, 20);
 }
@@ -66,7 +53,7 @@ describe('webhook deliveries', () => {
   test('snapshot.created: signed (verified by standardwebhooks), the snapshot exactly as GET /videos/{id} shows it', async () => {
     const { api, path, endpoint } = await subscribed(['snapshot.created']);
     const video = await tracked(api, newLink('tiktok'), 1);
-    const [request] = await receiver.waitFor(path, 1);
+    const [request] = await fixture.receiver.waitFor(path, 1);
     assert.deepEqual(request!.verifiedWith, [true]);
     assert.equal(request!.json.type, 'snapshot.created');
     const detail = expectStatus(await api.video(video.id), 200);
@@ -83,24 +70,24 @@ describe('webhook deliveries', () => {
 
   test('retries on the schedule (at once, 5 s, 5 min, 30 min) with the same webhook-id, then delivered', async () => {
     const { api, path, endpoint } = await subscribed(['snapshot.created']);
-    receiver.script(path, 500, 502, { status: 400 });
+    fixture.receiver.script(path, 500, 502, { status: 400 });
     await tracked(api);
-    await receiver.waitFor(path, 1);
+    await fixture.receiver.waitFor(path, 1);
     let pending = await deliveryState(api, endpoint.id, 'pending', 1);
-    const wait1 = Date.parse(pending.next_attempt_at) - service.clock.now().getTime();
+    const wait1 = Date.parse(pending.next_attempt_at) - fixture.service.clock.now().getTime();
     assert.ok(wait1 >= 5_000 && wait1 <= 5_500, `first retry after 5 s (+ jitter): ${wait1}`);
     advance(4_000);
-    await service.webhooks!.dispatcher.idle();
-    assert.equal(receiver.on(path).length, 1, 'not retried before its time');
+    await fixture.service.webhooks!.dispatcher.idle();
+    assert.equal(fixture.receiver.on(path).length, 1, 'not retried before its time');
     advance(1_600);
-    await receiver.waitFor(path, 2);
+    await fixture.receiver.waitFor(path, 2);
     pending = await deliveryState(api, endpoint.id, 'pending', 2);
     assert.equal(pending.last_response_status, 502);
     advance(5.6 * 60_000);
-    await receiver.waitFor(path, 3);
+    await fixture.receiver.waitFor(path, 3);
     await deliveryState(api, endpoint.id, 'pending', 3);
     advance(34 * 60_000);
-    const requests = await receiver.waitFor(path, 4);
+    const requests = await fixture.receiver.waitFor(path, 4);
     await deliveryState(api, endpoint.id, 'delivered', 4);
     assert.equal(new Set(requests.map((r) => r.id)).size, 1, 'one webhook-id across the retries');
     assert.ok(requests.every((r) => r.verifiedWith[0]));
@@ -108,21 +95,21 @@ describe('webhook deliveries', () => {
 
   test('Retry-After on 429 and 503 is honoured', async () => {
     const { api, path, endpoint } = await subscribed(['snapshot.created']);
-    receiver.script(path, { status: 429, headers: { 'retry-after': '120' } });
+    fixture.receiver.script(path, { status: 429, headers: { 'retry-after': '120' } });
     await tracked(api);
-    await receiver.waitFor(path, 1);
+    await fixture.receiver.waitFor(path, 1);
     const pending = await deliveryState(api, endpoint.id, 'pending', 1);
-    assert.equal(Date.parse(pending.next_attempt_at) - service.clock.now().getTime(), 120_000);
+    assert.equal(Date.parse(pending.next_attempt_at) - fixture.service.clock.now().getTime(), 120_000);
     advance(121_000);
-    await receiver.waitFor(path, 2);
+    await fixture.receiver.waitFor(path, 2);
     await deliveryState(api, endpoint.id, 'delivered', 2);
   });
 
   test('410 Gone disables the endpoint; a redirect is not followed', async () => {
     const gone = await subscribed(['snapshot.created']);
-    receiver.script(gone.path, 410);
+    fixture.receiver.script(gone.path, 410);
     await tracked(gone.api);
-    await receiver.waitFor(gone.path, 1);
+    await fixture.receiver.waitFor(gone.path, 1);
     await until('the endpoint disabled after 410', async () => {
       const body = expectStatus(await gone.api.get(`/webhooks/${gone.endpoint.id}`), 200);
       return body.enabled === false && body.disabled_reason === 'gone' ? body : undefined;
@@ -130,65 +117,65 @@ describe('webhook deliveries', () => {
     await deliveryState(gone.api, gone.endpoint.id, 'failed', 1);
 
     const moved = await subscribed(['snapshot.created']);
-    receiver.script(moved.path, { status: 302, headers: { location: `${receiver.url}/elsewhere` } });
+    fixture.receiver.script(moved.path, { status: 302, headers: { location: `${fixture.receiver.url}/elsewhere` } });
     await tracked(moved.api);
-    await receiver.waitFor(moved.path, 1);
+    await fixture.receiver.waitFor(moved.path, 1);
     const pending = await deliveryState(moved.api, moved.endpoint.id, 'pending', 1);
     assert.equal(pending.last_response_status, 302);
-    assert.equal(receiver.on('/elsewhere').length, 0);
+    assert.equal(fixture.receiver.on('/elsewhere').length, 0);
   });
 
-  test('rotation: both secrets sign for 24 h of service time, then only the new one', async () => {
+  test('rotation: both secrets sign for 24 h of fixture.service time, then only the new one', async () => {
     const { api, path, endpoint } = await subscribed(['snapshot.created']);
     const rotated = expectStatus(await api.post(`/webhooks/${endpoint.id}/rotate-secret`), 200);
-    receiver.expect(path, endpoint.secret, rotated.secret);
+    fixture.receiver.expect(path, endpoint.secret, rotated.secret);
     await tracked(api);
-    const [during] = await receiver.waitFor(path, 1);
+    const [during] = await fixture.receiver.waitFor(path, 1);
     assert.equal(during!.signature.split(' ').length, 2);
     assert.deepEqual(during!.verifiedWith, [true, true], 'the old and the new secret each verify');
 
-    service.clock.advance(25 * HOUR_MS);
+    fixture.service.clock.advance(25 * HOUR_MS);
     await tracked(api);
-    const [, later] = await receiver.waitFor(path, 2);
+    const [, later] = await fixture.receiver.waitFor(path, 2);
     assert.equal(later!.signature.split(' ').length, 1);
     assert.deepEqual(later!.verifiedWith, [false, true], 'only the new secret after 24 h');
   });
 
   test('a test key\'s endpoint gets only test-mode events, a live key\'s only live ones', async () => {
     const live = await subscribed(['snapshot.created'], 'live');
-    const testApi = client(service, live.org.testKey);
+    const testApi = client(fixture.service, live.org.testKey);
     const testPath = `/hook-${++paths}`;
-    const testEndpoint = expectStatus(await testApi.post('/webhooks', { url: receiver.url + testPath, events: ['snapshot.created'] }), 201);
-    receiver.expect(testPath, testEndpoint.secret);
+    const testEndpoint = expectStatus(await testApi.post('/webhooks', { url: fixture.receiver.url + testPath, events: ['snapshot.created'] }), 201);
+    fixture.receiver.expect(testPath, testEndpoint.secret);
     const testVideo = await tracked(testApi);
-    const [testRequest] = await receiver.waitFor(testPath, 1);
+    const [testRequest] = await fixture.receiver.waitFor(testPath, 1);
     assert.equal(testRequest!.json.data.video_id, testVideo.id);
     const liveVideo = await tracked(live.api);
-    const [liveRequest] = await receiver.waitFor(live.path, 1);
+    const [liveRequest] = await fixture.receiver.waitFor(live.path, 1);
     assert.equal(liveRequest!.json.data.video_id, liveVideo.id);
-    await webhooksQuiet(service);
-    assert.deepEqual(receiver.on(live.path).map((r) => r.json.data.video_id), [liveVideo.id]);
-    assert.deepEqual(receiver.on(testPath).map((r) => r.json.data.video_id), [testVideo.id]);
+    await webhooksQuiet(fixture.service);
+    assert.deepEqual(fixture.receiver.on(live.path).map((r) => r.json.data.video_id), [liveVideo.id]);
+    assert.deepEqual(fixture.receiver.on(testPath).map((r) => r.json.data.video_id), [testVideo.id]);
   });
 
   test('per endpoint, the deliveries of one video keep their order, even across retries', async () => {
     const { api, path, endpoint } = await subscribed(['snapshot.created']);
     // The first delivery is told to come back in 10 h: the hours below do not make it due.
-    receiver.script(path, { status: 503, headers: { 'retry-after': '36000' } });
+    fixture.receiver.script(path, { status: 503, headers: { 'retry-after': '36000' } });
     const video = await tracked(api, newLink('youtube'), 1);
-    await receiver.waitFor(path, 1);
+    await fixture.receiver.waitFor(path, 1);
     await deliveryState(api, endpoint.id, 'pending', 1);
     // Two more snapshots while the first waits for its retry: they wait behind it.
     for (let i = 0; i < 2; i++) {
-      service.clock.advance(HOUR_MS);
-      await collectDue(service.work);
+      fixture.service.clock.advance(HOUR_MS);
+      await collectDue(fixture.service.work);
     }
-    await service.settle();
+    await fixture.service.settle();
     await until('three deliveries recorded', async () => ((await deliveriesOf(api, endpoint.id)).deliveries.length === 3 ? true : undefined), 10_000, 20);
-    await service.webhooks!.dispatcher.idle();
-    assert.equal(receiver.on(path).length, 1, 'the later snapshots wait for the first');
+    await fixture.service.webhooks!.dispatcher.idle();
+    assert.equal(fixture.receiver.on(path).length, 1, 'the later snapshots wait for the first');
     advance(10 * HOUR_MS);
-    const requests = await receiver.waitFor(path, 4);
+    const requests = await fixture.receiver.waitFor(path, 4);
     const times = requests.map((r) => r.json.data.snapshot.snapshot_time);
     assert.equal(times[0], times[1], 'the first snapshot, then its retry');
     assert.deepEqual(times.slice(1), [...times.slice(1)].sort(), 'then in order');
@@ -199,7 +186,7 @@ describe('webhook deliveries', () => {
     const { api, path, endpoint } = await subscribed(['tracking.completed', 'video.stopped']);
     const stopped = await tracked(api, newLink('youtube'), 1);
     expectStatus(await api.stop(stopped.id), 200);
-    const [stop] = await receiver.waitFor(path, 1);
+    const [stop] = await fixture.receiver.waitFor(path, 1);
     assert.equal(stop!.json.type, 'video.stopped');
     assert.equal(stop!.json.data.video.id, stopped.id);
     assert.equal(stop!.json.data.video.status, 'completed');
@@ -208,7 +195,7 @@ describe('webhook deliveries', () => {
     assert.match(stop!.json.data.final_metrics.views, /^\d+$/);
 
     expectStatus(await api.post(`/webhooks/${endpoint.id}/test`), 202);
-    const [, probe] = await receiver.waitFor(path, 2);
+    const [, probe] = await fixture.receiver.waitFor(path, 2);
     assert.equal(probe!.json.type, 'webhook.test');
     assert.deepEqual(probe!.verifiedWith, [true]);
   });
@@ -216,7 +203,7 @@ describe('webhook deliveries', () => {
   test('the deliveries list is newest first and cursor-paginated; replay sends again with the same webhook-id; recover re-sends failed ones', async () => {
     const { api, path, endpoint } = await subscribed(['snapshot.created']);
     for (let i = 0; i < 3; i++) await tracked(api);
-    await receiver.waitFor(path, 3);
+    await fixture.receiver.waitFor(path, 3);
     const first = await deliveriesOf(api, endpoint.id, '?limit=2');
     assert.equal(first.deliveries.length, 2);
     assert.equal(typeof first.next_cursor, 'string');
@@ -232,23 +219,23 @@ describe('webhook deliveries', () => {
     const oldest = second.deliveries[0];
     await until('the oldest delivered', async () => ((await deliveriesOf(api, endpoint.id)).deliveries.every((d: { status: string }) => d.status === 'delivered') ? true : undefined), 10_000, 20);
     expectStatus(await api.post(`/webhooks/${endpoint.id}/deliveries/${oldest.id}/replay`), 202);
-    const requests = await receiver.waitFor(path, 4);
+    const requests = await fixture.receiver.waitFor(path, 4);
     assert.equal(requests[3]!.id, oldest.id);
     assert.equal((await api.post(`/webhooks/${endpoint.id}/deliveries/msg_nope/replay`)).statusCode, 404);
 
     // A delivery that fails all 8 attempts ends `failed`; recover sends it again.
     const failing = await subscribed(['snapshot.created']);
-    receiver.script(failing.path, 500, 500, 500, 500, 500, 500, 500, 500);
-    const since = service.clock.now().toISOString();
+    fixture.receiver.script(failing.path, 500, 500, 500, 500, 500, 500, 500, 500);
+    const since = fixture.service.clock.now().toISOString();
     await tracked(failing.api);
     for (let attempt = 1; attempt <= 8; attempt++) {
-      await receiver.waitFor(failing.path, attempt);
+      await fixture.receiver.waitFor(failing.path, attempt);
       await deliveryState(failing.api, failing.endpoint.id, attempt === 8 ? 'failed' : 'pending', attempt);
       if (attempt < 8) advance(11 * HOUR_MS);
     }
     const recovered = expectStatus(await failing.api.post(`/webhooks/${failing.endpoint.id}/recover`, { since }), 202);
     assert.equal(recovered.recovered, 1);
-    await receiver.waitFor(failing.path, 9);
+    await fixture.receiver.waitFor(failing.path, 9);
     await deliveryState(failing.api, failing.endpoint.id, 'delivered', 1);
     const invalid = await failing.api.post(`/webhooks/${failing.endpoint.id}/recover`, { since: 'yesterday' });
     assert.equal(invalid.statusCode, 400);
@@ -256,20 +243,20 @@ describe('webhook deliveries', () => {
 
   test('an endpoint whose deliveries all failed for 5 days is disabled and the organization e-mailed', async () => {
     const { org, api, path, endpoint } = await subscribed(['snapshot.created']);
-    receiver.script(path, ...Array(20).fill(500));
+    fixture.receiver.script(path, ...Array(20).fill(500));
     await tracked(api);
-    await receiver.waitFor(path, 1);
+    await fixture.receiver.waitFor(path, 1);
     await deliveryState(api, endpoint.id, 'pending', 1);
-    service.clock.advance(5 * 24 * HOUR_MS + 60_000);
+    fixture.service.clock.advance(5 * 24 * HOUR_MS + 60_000);
     expectStatus(await api.post(`/webhooks/${endpoint.id}/test`), 202);
-    await receiver.waitFor(path, 2);
+    await fixture.receiver.waitFor(path, 2);
     await until('the endpoint disabled after 5 days of failures', async () => {
       const body = expectStatus(await api.get(`/webhooks/${endpoint.id}`), 200);
       return body.enabled === false && body.disabled_reason === 'failing' ? body : undefined;
     }, 10_000, 20);
     // Recorded just after the disable (which the GET above already shows).
     const rows = await until('the e-mail about the disabled endpoint recorded', async () => {
-      const found = await service.db.pool.query(`SELECT message FROM notify.outbox WHERE message_id LIKE $1`, [`<${endpoint.id}.disabled.%`]);
+      const found = await fixture.service.db.pool.query(`SELECT message FROM notify.outbox WHERE message_id LIKE $1`, [`<${endpoint.id}.disabled.%`]);
       return found.rows.length > 0 ? found.rows : undefined;
     }, 10_000, 20);
     assert.equal(rows.length, 1);
@@ -282,15 +269,15 @@ describe('webhook deliveries', () => {
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
     t.after(() => release());
-    receiver.script(slow.path, ...Array.from({ length: 12 }, () => ({ status: 200, hold: held })));
+    fixture.receiver.script(slow.path, ...Array.from({ length: 12 }, () => ({ status: 200, hold: held })));
     for (let i = 0; i < 12; i++) await tracked(slow.api);
-    await receiver.waitFor(slow.path, 10);
+    await fixture.receiver.waitFor(slow.path, 10);
     const other = await subscribed(['snapshot.created']);
     await tracked(other.api);
-    await receiver.waitFor(other.path, 1);
-    assert.equal(receiver.on(slow.path).length, 10, 'ten held, the other two wait for a place');
+    await fixture.receiver.waitFor(other.path, 1);
+    assert.equal(fixture.receiver.on(slow.path).length, 10, 'ten held, the other two wait for a place');
     release();
-    await receiver.waitFor(slow.path, 12);
+    await fixture.receiver.waitFor(slow.path, 12);
     await until('all twelve delivered', async () => {
       const list = await deliveriesOf(slow.api, slow.endpoint.id);
       return list.deliveries.length === 12 && list.deliveries.every((d: { status: string }) => d.status === 'delivered') ? true : undefined;
@@ -300,38 +287,38 @@ describe('webhook deliveries', () => {
   test('tracking.failed when the platform deletes the video; tracking.paused and tracking.resumed with the funds', async () => {
     const failing = await subscribed(['tracking.failed']);
     const deleted = await tracked(failing.api, newLink('youtube', '410'), 1);
-    await passHours(service, 4);
-    const [failed] = await receiver.waitFor(failing.path, 1);
+    await passHours(fixture.service, 4);
+    const [failed] = await fixture.receiver.waitFor(failing.path, 1);
     assert.equal(failed!.json.type, 'tracking.failed');
     assert.equal(failed!.json.data.video.id, deleted.id);
     assert.equal(failed!.json.data.video.status, 'error');
     assert.equal(failed!.json.data.video.is_deleted, true);
 
-    const org = await service.organization({ usd: '0.40' });
-    const api = client(service, org.liveKey);
+    const org = await fixture.service.organization({ usd: '0.40' });
+    const api = client(fixture.service, org.liveKey);
     const path = `/hook-${++paths}`;
-    const endpoint = expectStatus(await api.post('/webhooks', { url: receiver.url + path, events: ['tracking.paused', 'tracking.resumed'] }), 201);
-    receiver.expect(path, endpoint.secret);
+    const endpoint = expectStatus(await api.post('/webhooks', { url: fixture.receiver.url + path, events: ['tracking.paused', 'tracking.resumed'] }), 201);
+    fixture.receiver.expect(path, endpoint.secret);
     const first = await tracked(api, newLink('youtube'), 1);
     const second = await tracked(api, newLink('youtube'), 1);
-    await passHours(service, 14); // two videos spend 0.03 an hour: 0.40 runs out
-    const [paused] = await receiver.waitFor(path, 1);
+    await passHours(fixture.service, 14); // two videos spend 0.03 an hour: 0.40 runs out
+    const [paused] = await fixture.receiver.waitFor(path, 1);
     assert.equal(paused!.json.type, 'tracking.paused');
     assert.ok([first.id, second.id].includes(paused!.json.data.video.id));
     assert.equal(paused!.json.data.video.status, 'paused');
-    await deposit(service.store, service.clock, org.orgId, parseUsd('10')!, 'more');
-    await service.settle();
-    await resumeFunded(service.work); // the scheduler's job that resumes what a deposit pays for
-    const resumed = await until('tracking.resumed', () => receiver.on(path).find((r) => r.json.type === 'tracking.resumed'), 10_000, 20);
+    await deposit(fixture.service.store, fixture.service.clock, org.orgId, parseUsd('10')!, 'more');
+    await fixture.service.settle();
+    await resumeFunded(fixture.service.work); // the scheduler's job that resumes what a deposit pays for
+    const resumed = await until('tracking.resumed', () => fixture.receiver.on(path).find((r) => r.json.type === 'tracking.resumed'), 10_000, 20);
     assert.equal(resumed.json.data.video.status, 'monitoring');
-    assert.ok(receiver.on(path).every((r) => r.verifiedWith[0]));
+    assert.ok(fixture.receiver.on(path).every((r) => r.verifiedWith[0]));
   });
 
   test('nothing is sent to an endpoint that is not subscribed to the event type', async () => {
     const { api, path } = await subscribed(['tracking.completed']);
     await tracked(api);
-    await webhooksQuiet(service);
-    assert.equal(receiver.on(path).length, 0);
+    await webhooksQuiet(fixture.service);
+    assert.equal(fixture.receiver.on(path).length, 0);
   });
 });
 

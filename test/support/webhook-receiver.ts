@@ -5,6 +5,8 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
+import { after, before } from 'node:test';
+import { startTestService, type TestService } from './service.ts';
 import { until } from './wait.ts';
 
 export interface Received {
@@ -126,4 +128,34 @@ export async function webhooksQuiet(service: { db: { pool: import('pg').Pool }; 
     }, 10_000, 10);
   }
   await service.webhooks!.dispatcher.idle();
+}
+
+/**
+ * A service with webhooks on (the receiver's 127.0.0.1 allowed as a target) and a receiver,
+ * started before the calling file's tests and stopped after them, also when they fail.
+ */
+export function webhookFixture(): { readonly service: TestService; readonly receiver: WebhookReceiver } {
+  let service: TestService | undefined;
+  let receiver: WebhookReceiver | undefined;
+  before(async () => {
+    receiver = await new WebhookReceiver().start();
+    service = await startTestService({ webhooks: true, env: { WEBHOOK_ALLOW_HOSTS: '127.0.0.1', WEBHOOK_ALLOW_PRIVATE: '1' } });
+  });
+  after(async () => {
+    try {
+      await service?.close();
+    } finally {
+      await receiver?.stop();
+    }
+  });
+  return {
+    get service() {
+      if (!service) throw new Error('the webhook fixture is used before its before() hook ran');
+      return service;
+    },
+    get receiver() {
+      if (!receiver) throw new Error('the webhook fixture is used before its before() hook ran');
+      return receiver;
+    },
+  };
 }
