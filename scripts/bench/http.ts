@@ -1,7 +1,11 @@
 // HTTP benchmarks: the real API (the api role composed by createService on the bench
 // service's database; data made through the commands and the scheduler's rounds) under
-// autocannon, against a bare Fastify server that serves the same bodies with no key, no rate
-// limit and no database, measured with the same autocannon settings in the same run.
+// autocannon, against a bare Fastify server on the API's paths that answers each request with
+// the bytes and headers the API sent for it (fetched once from the API before measuring) and
+// does nothing else but check that a key header is there: no key lookup, no rate limit, no
+// schema, no database. Both are measured with the same autocannon settings and the same
+// request headers in the same run. POST /videos/track (a write, answered once read-your-writes
+// holds) has no such limit: its figure is absolute.
 //
 // autocannon runs in a worker thread of this process (its `workers` option): the client's
 // parsing of responses then does not share the event loop of the server it measures. The
@@ -213,27 +217,64 @@ async function listen(app: FastifyInstance): Promise<string> {
 /** The real API on a bench service, composed as src/main.ts composes it (its own process role, same database). */
 const startApi = startBenchApi;
 
-/** A bare Fastify server: no hooks, no key, no database; each route answers with a fixed body. */
-async function startBare(routes: Record<string, { bytes?: Buffer; object?: unknown }>) {
+/** One answer of the API as it went over the wire: its body and the headers it chose. */
+interface Answer {
+  bytes: Buffer;
+  headers: Record<string, string>;
+}
+
+/**
+ * Headers every Node HTTP server writes for itself on each response (the bare server's too):
+ * left to Node, not copied. Everything else the API sent (content type, Link, ...) is copied.
+ */
+const CONNECTION_HEADERS = new Set(['date', 'connection', 'keep-alive', 'content-length', 'transfer-encoding']);
+
+/**
+ * A bare Fastify server: no hooks, no plugins, no schema, no database. Each route is the
+ * API's own path (the same router and query-string work), checks that the request carries
+ * an API key (reading a header is what any server with keys must do; looking the key up is
+ * the API's work) and answers with the bytes and headers the API sent for that request.
+ */
+async function startBare(routes: { path: string; answer: Answer }[]) {
   const app = Fastify({ logger: false });
-  for (const [url, body] of Object.entries(routes)) {
-    if (body.bytes) {
-      const bytes = body.bytes;
-      app.get(url, async (_request, reply) => reply.type('application/json; charset=utf-8').send(bytes));
-    } else {
-      const object = body.object;
-      app.get(url, async () => object);
-    }
+  for (const { path: routePath, answer } of routes) {
+    const { bytes, headers } = answer;
+    app.get(routePath, async (request, reply) => {
+      if (typeof request.headers['x-api-key'] !== 'string') return reply.code(401).send();
+      return reply.headers(headers).send(bytes);
+    });
   }
   const base = await listen(app);
   return { base, close: () => app.close() };
 }
 
-async function fetchOk(url: string, apiKey: string): Promise<Buffer> {
+/** GETs `url` with the key once, for the bare server to repeat (200 expected). */
+async function fetchAnswer(url: string, apiKey: string): Promise<Answer> {
   const response = await fetch(url, { headers: { 'x-api-key': apiKey } });
   const bytes = Buffer.from(await response.arrayBuffer());
   if (response.status !== 200) throw new Error(`GET ${url}: ${response.status} ${bytes.toString().slice(0, 300)}`);
-  return bytes;
+  if (response.headers.has('content-encoding')) throw new Error(`GET ${url}: answered ${response.headers.get('content-encoding')}, not the bytes sent`);
+  const headers: Record<string, string> = {};
+  response.headers.forEach((value, name) => {
+    if (!CONNECTION_HEADERS.has(name)) headers[name] = value;
+  });
+  return { bytes, headers };
+}
+
+/** Fails unless the bare server answers `url` with the API's body and headers, byte for byte. */
+async function assertSameAnswer(url: string, apiKey: string, api: Answer): Promise<void> {
+  const bare = await fetchAnswer(url, apiKey);
+  const same = bare.bytes.equals(api.bytes) && JSON.stringify(Object.entries(bare.headers).sort()) === JSON.stringify(Object.entries(api.headers).sort());
+  if (!same) throw new Error(`the bare server's answer to ${url} differs from the API's: ${JSON.stringify(bare.headers)} vs ${JSON.stringify(api.headers)}`);
+}
+
+/** For the log: what the bare server repeats. */
+function describeAnswer(answer: Answer): string {
+  return `${answer.bytes.length.toLocaleString('en-US')} bytes, headers ${Object.keys(answer.headers).join(', ')}`;
+}
+
+async function fetchOk(url: string, apiKey: string): Promise<Buffer> {
+  return (await fetchAnswer(url, apiKey)).bytes;
 }
 
 /** What one answer cost, for the notes: where the time goes when a target is missed. */
@@ -301,18 +342,21 @@ const getVideo: Benchmark = {
       await collectHours(context, service, days * 24 - 1);
       await service.settle();
 
-      const url = `${api.base}${API}/videos/${videoId}`;
-      const body = await fetchOk(url, org.apiKey);
-      const snapshots = (JSON.parse(body.toString()) as { snapshots: unknown[] }).snapshots.length;
-      context.log(`video ${videoId}: ${snapshots} snapshots, body ${body.length.toLocaleString('en-US')} bytes`);
+      const videoPath = `${API}/videos/${videoId}`;
+      const url = `${api.base}${videoPath}`;
+      const answer = await fetchAnswer(url, org.apiKey);
+      const snapshots = (JSON.parse(answer.bytes.toString()) as { snapshots: unknown[] }).snapshots.length;
+      context.log(`video ${videoId}: ${snapshots} snapshots; the API's answer, repeated by the bare server: ${describeAnswer(answer)}`);
       context.log(describeLoad(load));
 
-      const bare = await startBare({ '/video': { bytes: body } });
+      const bare = await startBare([{ path: `${API}/videos/:id`, answer }]);
+      const headers = { 'x-api-key': org.apiKey };
+      await assertSameAnswer(`${bare.base}${videoPath}`, org.apiKey, answer);
       let limit: Measured;
       let value: Measured;
       try {
         [limit, value] = await measureAlternately(
-          [{ url: `${bare.base}/video` }, { url, headers: { 'x-api-key': org.apiKey } }],
+          [{ url: `${bare.base}${videoPath}`, headers }, { url, headers }],
           load,
           await postgresCpuMeter(service.pool),
         );
@@ -360,31 +404,36 @@ const listAndUsage: Benchmark = {
       await chargeUsage(service.work);
       await service.settle();
 
-      const listUrl = `${api.base}${API}/videos?limit=100`;
-      const usageUrl = `${api.base}${API}/usage`;
-      const listBody = await fetchOk(listUrl, org.apiKey);
-      const usageBody = await fetchOk(usageUrl, org.apiKey);
-      context.log(
-        `${videos} videos, ${hours} hourly rounds and a charge: list body ${listBody.length.toLocaleString('en-US')} bytes, usage ${usageBody.toString()}`,
-      );
+      const listPath = `${API}/videos?limit=100`;
+      const usagePath = `${API}/usage`;
+      const listAnswer = await fetchAnswer(`${api.base}${listPath}`, org.apiKey);
+      const usageAnswer = await fetchAnswer(`${api.base}${usagePath}`, org.apiKey);
+      context.log(`${videos} videos, ${hours} hourly rounds and a charge; the API's answers, repeated by the bare server:`);
+      context.log(`  list ${describeAnswer(listAnswer)}`);
+      context.log(`  usage ${describeAnswer(usageAnswer)}: ${usageAnswer.bytes.toString()}`);
       context.log(describeLoad(load));
 
-      const bare = await startBare({ '/list': { object: JSON.parse(listBody.toString()) }, '/usage': { object: JSON.parse(usageBody.toString()) } });
+      const bare = await startBare([
+        { path: `${API}/videos`, answer: listAnswer },
+        { path: usagePath, answer: usageAnswer },
+      ]);
       const headers = { 'x-api-key': org.apiKey };
+      await assertSameAnswer(`${bare.base}${listPath}`, org.apiKey, listAnswer);
+      await assertSameAnswer(`${bare.base}${usagePath}`, org.apiKey, usageAnswer);
       const postgresCpu = await postgresCpuMeter(service.pool);
       let listLimit: Measured, list: Measured, usageLimit: Measured, usage: Measured;
       try {
-        [listLimit, list] = await measureAlternately([{ url: `${bare.base}/list` }, { url: listUrl, headers }], load, postgresCpu);
-        [usageLimit, usage] = await measureAlternately([{ url: `${bare.base}/usage` }, { url: usageUrl, headers }], load, postgresCpu);
+        [listLimit, list] = await measureAlternately([{ url: `${bare.base}${listPath}`, headers }, { url: `${api.base}${listPath}`, headers }], load, postgresCpu);
+        [usageLimit, usage] = await measureAlternately([{ url: `${bare.base}${usagePath}`, headers }, { url: `${api.base}${usagePath}`, headers }], load, postgresCpu);
       } finally {
         await bare.close();
       }
-      context.log(`bare Fastify JSON route, list body:  ${summary(listLimit!)}`);
-      context.log(`API GET /videos?limit=100:           ${summary(list!)}`);
-      context.log(`bare Fastify JSON route, usage body: ${summary(usageLimit!)}`);
-      context.log(`API GET /usage:                      ${summary(usage!)}`);
+      context.log(`bare Fastify, same bytes, list:  ${summary(listLimit!)}`);
+      context.log(`API GET /videos?limit=100:       ${summary(list!)}`);
+      context.log(`bare Fastify, same bytes, usage: ${summary(usageLimit!)}`);
+      context.log(`API GET /usage:                  ${summary(usage!)}`);
 
-      const label = 'bare Fastify JSON route, same body';
+      const label = 'bare Fastify, same bytes';
       return [
         ratioFigure(context, 'GET /videos?limit=100', list!, listLimit!, label),
         ratioFigure(context, 'GET /usage', usage!, usageLimit!, label),
