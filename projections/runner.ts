@@ -1,5 +1,6 @@
 // The projection runner: reads the log in global order as an rxjs stream of pages and
-// applies each page to every read model in ONE transaction together with their checkpoints.
+// applies each page to every read model in ONE transaction together with their checkpoints
+// (a build beside the live tables: one transaction per read model, each on its own connection).
 //
 // One process at a time advances a schema's projections: the runner holds a session
 // advisory lock on its own connection and writes every batch through that same connection,
@@ -38,6 +39,13 @@ export interface RunnerOptions {
   onParked?: (parked: ParkedEvent) => void;
   /** Told why this runner stands by (another holds the lock, or the database is a newer version). */
   onStandby?: (reason: string) => void;
+  /**
+   * Each projection applies a page on a connection of its own, in a transaction of its own with
+   * its own checkpoint, all at once: for a build beside the live tables, which nothing reads
+   * until the swap, so the read models need not move together. A rebuild's writes then run on
+   * as many PostgreSQL backends as there are read models instead of one after another on one.
+   */
+  connectionPerProjection?: boolean;
 }
 
 const RETRY_MS = 1_000;
@@ -87,7 +95,13 @@ export async function buildBeside(
 ): Promise<void> {
   const target = await store.headPosition();
   const failures = new Subject<unknown>();
-  const runner = new ProjectionRunner(store, pool, projections, { schema: build, batchSize: options.batchSize ?? 10_000, onPage: options.onPage, onParked: options.onParked });
+  const runner = new ProjectionRunner(store, pool, projections, {
+    schema: build,
+    batchSize: options.batchSize ?? 10_000,
+    onPage: options.onPage,
+    onParked: options.onParked,
+    connectionPerProjection: true,
+  });
   let firstError: unknown = null;
   await runner.start((error) => {
     firstError ??= error;
@@ -112,6 +126,8 @@ export class ProjectionRunner {
   standbyReason: string | null = null;
   private subscription: Subscription | null = null;
   private client: PoolClient | null = null;
+  /** With connectionPerProjection: the connections of the projections after the first (which uses `client`). */
+  private laneClients: PoolClient[] = [];
   private onClientError: ((error: Error) => void) | null = null;
   private inFlight: Promise<void> = Promise.resolve();
   private stopped = false;
@@ -153,6 +169,13 @@ export class ProjectionRunner {
     if (!(await this.prepareTables())) {
       await this.client.query(`SELECT pg_advisory_unlock(hashtext($1))`, [`vidtrack.projector.${schema}`]);
       return this.standBy(onError);
+    }
+    if (this.options.connectionPerProjection) {
+      for (let i = 1; i < this.projections.length; i++) {
+        const lane = await this.pool.connect();
+        lane.on('error', this.onClientError);
+        this.laneClients.push(lane);
+      }
     }
     this.active = true;
     this.standbyReason = null;
@@ -245,20 +268,29 @@ export class ProjectionRunner {
 
   private release(broken = false): void {
     this.active = false;
-    if (this.onClientError) this.client?.off('error', this.onClientError);
-    // A client that failed is destroyed, not returned: its session (and lock) must end.
-    this.client?.release(broken || undefined);
+    for (const client of [this.client, ...this.laneClients]) {
+      if (!client) continue;
+      if (this.onClientError) client.off('error', this.onClientError);
+      // A client that failed is destroyed, not returned: its session (and lock) must end.
+      client.release(broken || undefined);
+    }
     this.client = null;
+    this.laneClients = [];
   }
 
   private async applyPage(page: LoggedEvent[], checkpoints: Map<string, Position | null>): Promise<void> {
+    const client = this.client;
+    if (!client) throw new Error('projection runner lost its connection');
     let parked: ParkedEvent[];
-    try {
-      parked = await this.applyInTransaction(page, checkpoints, false);
-    } catch (error) {
-      if (!(error instanceof ApplyFailed) || isTransient(error.cause)) throw error instanceof ApplyFailed ? error.cause : error;
-      // Some event of the page cannot be applied: again, finding it.
-      parked = await this.applyInTransaction(page, checkpoints, true);
+    if (this.laneClients.length > 0) {
+      const lanes = [client, ...this.laneClients];
+      // Every lane ends before the page is judged: none is left writing on a connection released after a failure.
+      const settled = await Promise.allSettled(this.projections.map((projection, i) => this.applyOn(lanes[i]!, [projection], page, checkpoints)));
+      const failure = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+      if (failure) throw failure.reason;
+      parked = settled.flatMap((r) => (r.status === 'fulfilled' ? r.value : []));
+    } else {
+      parked = await this.applyOn(client, this.projections, page, checkpoints);
     }
     const last = page[page.length - 1]!.position;
     for (const projection of this.projections) {
@@ -269,18 +301,33 @@ export class ProjectionRunner {
     this.options.onPage?.(page.length, last);
   }
 
+  /** The page for `projections` on one connection: whole first, and only when that fails for good, isolating the events at fault. */
+  private async applyOn(client: PoolClient, projections: readonly Projection[], page: LoggedEvent[], checkpoints: Map<string, Position | null>): Promise<ParkedEvent[]> {
+    try {
+      return await this.applyInTransaction(client, projections, page, checkpoints, false);
+    } catch (error) {
+      if (!(error instanceof ApplyFailed) || isTransient(error.cause)) throw error instanceof ApplyFailed ? error.cause : error;
+      // Some event of the page cannot be applied: again, finding it.
+      return this.applyInTransaction(client, projections, page, checkpoints, true);
+    }
+  }
+
   /** One transaction for the page and the checkpoints; `isolate`: park the events at fault. */
-  private async applyInTransaction(page: LoggedEvent[], checkpoints: Map<string, Position | null>, isolate: boolean): Promise<ParkedEvent[]> {
+  private async applyInTransaction(
+    client: PoolClient,
+    projections: readonly Projection[],
+    page: LoggedEvent[],
+    checkpoints: Map<string, Position | null>,
+    isolate: boolean,
+  ): Promise<ParkedEvent[]> {
     const { schema } = this.options;
-    const client = this.client;
-    if (!client) throw new Error('projection runner lost its connection');
     const last = page[page.length - 1]!.position;
     const parked: ParkedEvent[] = [];
     await client.query('BEGIN');
     try {
       // A rebuild may have swapped fresh tables in, with checkpoints of their own: then this
       // runner's copy is stale and it starts again from the ones in the database.
-      const stored = await readCheckpoints(client, schema, this.projections.map((p) => p.name), true);
+      const stored = await readCheckpoints(client, schema, projections.map((p) => p.name), true);
       for (const [name, position] of stored) {
         const mine = checkpoints.get(name) ?? null;
         if ((position === null) !== (mine === null) || (position && mine && comparePositions(position, mine) !== 0)) {
@@ -288,7 +335,7 @@ export class ProjectionRunner {
         }
       }
       const advanced: string[] = [];
-      for (const projection of this.projections) {
+      for (const projection of projections) {
         const checkpoint = checkpoints.get(projection.name) ?? null;
         const events = checkpoint ? page.filter((e) => comparePositions(e.position, checkpoint) > 0) : page;
         if (events.length === 0) continue;
@@ -344,10 +391,8 @@ export class ProjectionRunner {
     this.subscription?.unsubscribe();
     this.subscription = null;
     await this.inFlight.catch(() => undefined);
-    if (this.client) {
-      await this.client.query(`SELECT pg_advisory_unlock_all()`).catch(() => undefined);
-      this.release();
-    }
+    if (this.client) await this.client.query(`SELECT pg_advisory_unlock_all()`).catch(() => undefined);
+    this.release();
   }
 }
 

@@ -18,7 +18,8 @@ if (unknown.length > 0) {
   process.exit(2);
 }
 
-const db = await connect('vidtrack-rebuild');
+// One connection per read model rebuilt (projections/runner.ts), and room for reading the log.
+const db = await connect('vidtrack-rebuild', projections.length + 3);
 const store = createEventStore(db.config, db.pool);
 try {
   const total = await store.countEvents();

@@ -25,11 +25,12 @@ export interface Connection {
   close(): Promise<void>;
 }
 
-export async function connect(applicationName: string): Promise<Connection> {
+/** `poolSize`: connections the tool may hold at once (default 4; a rebuild holds one per read model). */
+export async function connect(applicationName: string, poolSize = 4): Promise<Connection> {
   const config = loadConfig(process.env, []);
   // stdout is the tools' answer (JSON): the service's log goes to stderr.
   const log = pino({ level: config.logLevel === 'info' ? 'warn' : config.logLevel, base: { tool: applicationName } }, pino.destination(2));
-  const service = createService(config, { parts: [], clock: 'read', log, poolSize: 4, applicationName });
+  const service = createService(config, { parts: [], clock: 'read', log, poolSize, applicationName });
   const running = await service.start();
   return {
     config,
