@@ -45,6 +45,16 @@ export async function createDatabase(server: BenchServer, name: string): Promise
   return url.toString();
 }
 
+export async function dropDatabase(server: BenchServer, name: string): Promise<void> {
+  const admin = new pg.Client({ connectionString: server.adminUrl });
+  await admin.connect();
+  try {
+    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  } finally {
+    await admin.end();
+  }
+}
+
 export type BenchService = Awaited<ReturnType<typeof startBenchService>>;
 
 /** One webhook key for the bench's projector and API (else each would make DATA_DIR/webhook.key in the working folder). */

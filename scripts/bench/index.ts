@@ -14,8 +14,9 @@ import { httpBenchmarks } from './http.ts';
 import { idleBenchmark } from './idle.ts';
 import { dashboardBenchmark } from './dashboard.ts';
 import { webhooksBenchmark } from './webhooks.ts';
+import { eventStorePeerBenchmark } from './eventstore-peer.ts';
 
-const benchmarks: Benchmark[] = [collectBenchmark, rebuildBenchmark, ...httpBenchmarks, dashboardBenchmark, schedulerBenchmark, idleBenchmark, webhooksBenchmark];
+const benchmarks: Benchmark[] = [collectBenchmark, rebuildBenchmark, ...httpBenchmarks, dashboardBenchmark, schedulerBenchmark, idleBenchmark, webhooksBenchmark, eventStorePeerBenchmark];
 
 const { values } = parseArgs({ options: { smoke: { type: 'boolean' }, only: { type: 'string', multiple: true } } });
 const smoke = Boolean(values.smoke);

@@ -1,7 +1,8 @@
 // The limits the figures are compared with, measured on the same database in the same run.
 import type pg from 'pg';
 
-const SAMPLE_PAYLOAD = JSON.stringify({
+/** A snapshot event's data as the service writes it: the row of the raw-insert limit, and the event of the event-store benchmarks. */
+export const SAMPLE_EVENT_DATA = {
   videoId: '00000000-0000-4000-8000-000000000000',
   orgId: 'org_00000000000000000000',
   mode: 'live',
@@ -12,7 +13,8 @@ const SAMPLE_PAYLOAD = JSON.stringify({
   metrics: { views: '123456', likes: '10288', comments: '823' },
   metadata: { title: 'Simulated youtube video AAAAAAAAAAA', creator: 'creator_1234', description: 'Deterministic simulated metrics' },
   price: 15000,
-});
+};
+const SAMPLE_PAYLOAD = JSON.stringify(SAMPLE_EVENT_DATA);
 
 /** Rows per second of plain multi-row INSERTs (batches of `batch`) into an unindexed-but-for-its-key table. */
 export async function rawInsertRate(pool: pg.Pool, rows: number, batch = 5_000): Promise<number> {

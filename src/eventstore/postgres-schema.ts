@@ -61,4 +61,13 @@ export const eventStoreMigrations: readonly Migration[] = [
     id: 'eventstore/003-no-stream-rows',
     sql: `drop table es.streams;`,
   },
+  {
+    // The store NOTIFYs after an append commits, not inside it: PostgreSQL serializes NOTIFYing
+    // commits through each one's WAL flush (src/eventstore/announcer.ts).
+    id: 'eventstore/004-notify-after-commit',
+    sql: `
+      drop trigger events_notify on es.events;
+      drop function es.notify_events();
+    `,
+  },
 ];

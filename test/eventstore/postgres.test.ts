@@ -118,6 +118,26 @@ test('postgres: event data holding U+0000 (which jsonb cannot store) is refused,
   }
 });
 
+test('postgres: appends wake a caught-up subscription through NOTIFY (sent after they commit), not at its next poll', async () => {
+  const db = await createTestDatabase();
+  await migrate(db.pool, eventStoreMigrations);
+  const store = new PostgresEventStore(db.pool, { pollIntervalMs: 60_000 });
+  const seen: RecordedEvent[] = [];
+  const sub = store.subscribeAll(null).subscribe((page) => seen.push(...page));
+  try {
+    // Idle polls back off from 10 ms, doubling: after 2.6 s the next one is more than 2.5 s away.
+    await sleep(2_600);
+    const t0 = Date.now();
+    await Promise.all(Array.from({ length: 20 }, (_, i) => store.append(`woken-${i}`, [{ type: 'E', data: {} }], 'no_stream')));
+    await waitFor(() => seen.length === 20, 'the 20 concurrent appends', 1_000);
+    assert.ok(Date.now() - t0 < 1_000);
+  } finally {
+    sub.unsubscribe();
+    await store.close();
+    await db.drop();
+  }
+});
+
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 async function waitFor(check: () => boolean, what: string, timeoutMs = 5000): Promise<void> {
