@@ -147,8 +147,11 @@ export const webhooksBenchmark: Benchmark = {
   },
 };
 
-/** One hour of collection for every video, until the read models and the webhook reactor have caught up; snapshots per second. */
-async function collectHour(service: BenchService, videos: number): Promise<number> {
+/**
+ * One hour of collection for every video, until the read models and the webhook reactor have
+ * caught up: snapshots per second, and (for the log) per second until collected and projected.
+ */
+async function collectHour(service: BenchService, videos: number): Promise<{ rate: number; projectedRate: number }> {
   service.clock.advance(HOUR_MS);
   const t0 = performance.now();
   let snapshots = 0;
@@ -158,6 +161,7 @@ async function collectHour(service: BenchService, videos: number): Promise<numbe
     if (round.claimed === 0) break;
   }
   await service.settle();
+  const projected = performance.now() - t0;
   const head = await service.store.headPosition();
   const deadline = Date.now() + 600_000;
   while (head) {
@@ -170,7 +174,7 @@ async function collectHour(service: BenchService, videos: number): Promise<numbe
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
   if (snapshots !== videos) throw new Error(`expected ${videos} snapshots, collected ${snapshots}`);
-  return snapshots / ((performance.now() - t0) / 1000);
+  return { rate: snapshots / ((performance.now() - t0) / 1000), projectedRate: snapshots / (projected / 1000) };
 }
 
 /**
@@ -197,15 +201,18 @@ async function collectionWithWebhooks(context: Parameters<Benchmark['run']>[0], 
     const withHooks = await collectHour(service, videos);
     const { rows } = await service.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM webhooks.deliveries`);
     if (rows[0]!.n < videos) throw new Error(`expected ${videos} deliveries recorded, found ${rows[0]!.n}`);
-    context.log(`collection of ${videos} videos: ${Math.round(without)}/s without webhooks, ${Math.round(withHooks)}/s with snapshot.created subscribed`);
+    context.log(
+      `collection of ${videos} videos: ${Math.round(without.rate)}/s without webhooks, ${Math.round(withHooks.rate)}/s with snapshot.created subscribed ` +
+        `(collected and projected: ${Math.round(without.projectedRate)}/s and ${Math.round(withHooks.projectedRate)}/s)`,
+    );
     return {
       figure: `snapshots collected with snapshot.created subscribed for every video (${videos.toLocaleString('en-US')})`,
-      value: withHooks,
+      value: withHooks.rate,
       unit: '/s',
-      limit: without,
+      limit: without.rate,
       limitLabel: 'the same hour without endpoints',
       target: '>= 0.8 of limit',
-      met: context.smoke ? null : withHooks >= 0.8 * without,
+      met: context.smoke ? null : withHooks.rate >= 0.8 * without.rate,
       notes: 'deliveries recorded by the reactor, sent meanwhile',
     };
   } finally {

@@ -6,9 +6,10 @@
 import type { Pool } from 'pg';
 import { Subscription, concatMap, from } from 'rxjs';
 import { withTransaction } from '../db/pool.ts';
+import { advanceCheckpoint, readCheckpoint } from './checkpoint.ts';
 import type { Migration } from '../db/migrate.ts';
 import type { VideoCompleted } from '../domain/video.ts';
-import type { EventStore, Position, RecordedEvent } from '../eventstore/port.ts';
+import type { EventStore, RecordedEvent } from '../eventstore/port.ts';
 import { findOrganization, readVideo } from '../../projections/queries.ts';
 import type { ProjectionWatcher } from '../../projections/watcher.ts';
 import { createMailer, type MailOptions } from './mailer.ts';
@@ -76,12 +77,11 @@ export class CompletionEmails {
     }
     // What was recorded but not sent before a restart goes first.
     this.sender.kick();
-    const { rows } = await this.pool.query(`SELECT commit_position, prepare_position FROM notify.checkpoint WHERE id = 1`);
-    const from$: Position | null = rows[0] ? { commit: BigInt(rows[0].commit_position), prepare: BigInt(rows[0].prepare_position) } : null;
+    const from$ = await readCheckpoint(this.pool, 'notify.checkpoint');
     // The page that failed before a retry must not fail the new subscription's first `ready()`.
     this.inFlight = Promise.resolve();
     this.subscription = this.store
-      .subscribeAll(from$, { batchSize: 1000, ready: () => this.inFlight })
+      .subscribeAll(from$, { batchSize: 5_000, ready: () => this.inFlight })
       .pipe(concatMap((page) => from((this.inFlight = this.handlePage(page)))))
       .subscribe({
         error: (error) => {
@@ -145,17 +145,16 @@ export class CompletionEmails {
         });
       }
     }
+    if (messages.length === 0) {
+      // Nothing to record: the checkpoint alone, one statement.
+      await advanceCheckpoint(this.pool, 'notify.checkpoint', last);
+      return;
+    }
     // The messages and the checkpoint that passes their events commit together: a restart
     // neither loses an e-mail nor records one twice. Nothing is sent in here.
     await withTransaction(this.pool, async (client) => {
       await recordMessages(client, messages);
-      // Never moves back: with two reactors the slower one must not rewind the faster one's checkpoint.
-      await client.query(
-        `INSERT INTO notify.checkpoint (id, commit_position, prepare_position) VALUES (1, $1, $2)
-         ON CONFLICT (id) DO UPDATE SET commit_position = excluded.commit_position, prepare_position = excluded.prepare_position
-         WHERE (notify.checkpoint.commit_position, notify.checkpoint.prepare_position) < (excluded.commit_position, excluded.prepare_position)`,
-        [last.commit.toString(), last.prepare.toString()],
-      );
+      await advanceCheckpoint(client, 'notify.checkpoint', last);
     });
     // Another process may have recorded them first and died before sending: look either way.
     if (completions.length > 0) this.sender?.kick();

@@ -228,6 +228,8 @@ describe('the Webhooks page in a browser', { timeout: 300_000 }, () => {
       return list.length === FAILED && list.every((d) => d.status === 'failed') ? list : undefined;
     }, 30_000, 200);
     assert.deepEqual(failed.map((d) => d.id).sort(), first.map((r) => r.id).sort());
+    // The 410 disables the endpoint after its delivery is marked: wait for that too.
+    await until('the endpoint disabled by the 410s', async () => ((await service.api('GET', `/webhooks/${id}`, key)).body.enabled === false ? true : undefined), 30_000, 200);
 
     // Disabled by the 410s: the page says to enable it first; enabled from the list.
     await page.goto(`/webhooks/${id}`);

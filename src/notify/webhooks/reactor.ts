@@ -31,6 +31,7 @@ import { balanceChangesOf, watchBalances, type BalanceCandidate, type BalanceCha
 import { bodyOf, causeOf, dataOf, type VideoFacts, type WebhookCause } from './payloads.ts';
 import type { SecretBox } from './secret-box.ts';
 import { raceDeadline } from '../timers.ts';
+import { advanceCheckpoint, readCheckpoint } from '../checkpoint.ts';
 
 export interface WebhookReactorDeps {
   store: EventStore;
@@ -87,8 +88,7 @@ export class WebhookReactor {
       this.mailSender = new OutboxSender(this.deps.pool, mailer, onError);
       this.closeMailer = () => mailer.close();
     }
-    const { rows } = await this.deps.pool.query(`SELECT commit_position, prepare_position FROM webhooks.checkpoint WHERE id = 1`);
-    const from$: Position | null = rows[0] ? { commit: BigInt(rows[0].commit_position), prepare: BigInt(rows[0].prepare_position) } : null;
+    const from$ = await readCheckpoint(this.deps.pool, 'webhooks.checkpoint');
     // What was recorded but not sent before a restart goes first.
     this.dispatcher.kick();
     this.inFlight = Promise.resolve();
@@ -124,7 +124,7 @@ export class WebhookReactor {
       // Most pages (no endpoint subscribed to what they hold) move only the checkpoint: one
       // statement, on the connections that do not wait for the disk. A checkpoint a crash loses
       // only means pages read again, and a page read again records nothing twice.
-      await saveCheckpoint(this.deps.sendPool ?? this.deps.pool, last);
+      await advanceCheckpoint(this.deps.sendPool ?? this.deps.pool, 'webhooks.checkpoint', last);
       return;
     }
     let recorded = 0;
@@ -133,7 +133,7 @@ export class WebhookReactor {
       await recordDeliveries(client, [...prepared.deliveries, ...lowBalance]);
       await recordMessages(client, prepared.messages);
       recorded = prepared.deliveries.length + lowBalance.length;
-      await saveCheckpoint(client, last);
+      await advanceCheckpoint(client, 'webhooks.checkpoint', last);
     });
     if (recorded > 0) this.dispatcher.kick();
     if (prepared.messages.length > 0) this.mailSender?.kick();
@@ -263,16 +263,6 @@ export class WebhookReactor {
     this.closeMailer();
     this.mailSender = null;
   }
-}
-
-/** Never moves back: a second reactor (another projector process) must not rewind this one. */
-async function saveCheckpoint(db: Pick<Pool, 'query'>, last: Position): Promise<void> {
-  await db.query(
-    `INSERT INTO webhooks.checkpoint (id, commit_position, prepare_position) VALUES (1, $1, $2)
-     ON CONFLICT (id) DO UPDATE SET commit_position = excluded.commit_position, prepare_position = excluded.prepare_position
-     WHERE (webhooks.checkpoint.commit_position, webhooks.checkpoint.prepare_position) < (excluded.commit_position, excluded.prepare_position)`,
-    [last.commit.toString(), last.prepare.toString()],
-  );
 }
 
 /** Whether an endpoint gets this event: same organization and mode, and subscribed (a test goes to its one endpoint). */

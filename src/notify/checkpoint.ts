@@ -1,0 +1,21 @@
+// A reactor's checkpoint in the log (notify.checkpoint, webhooks.checkpoint: one row each).
+import type { Pool } from 'pg';
+import type { Position } from '../eventstore/port.ts';
+
+export type CheckpointTable = 'notify.checkpoint' | 'webhooks.checkpoint';
+
+/** Where the reactor left off; null: from the start of the log. */
+export async function readCheckpoint(db: Pick<Pool, 'query'>, table: CheckpointTable): Promise<Position | null> {
+  const { rows } = await db.query<{ commit_position: string; prepare_position: string }>(`SELECT commit_position, prepare_position FROM ${table} WHERE id = 1`);
+  return rows[0] ? { commit: BigInt(rows[0].commit_position), prepare: BigInt(rows[0].prepare_position) } : null;
+}
+
+/** Moves the checkpoint to `position`, never back: a slower second reactor (another process) must not rewind a faster one. */
+export async function advanceCheckpoint(db: Pick<Pool, 'query'>, table: CheckpointTable, position: Position): Promise<void> {
+  await db.query(
+    `INSERT INTO ${table} AS c (id, commit_position, prepare_position) VALUES (1, $1, $2)
+     ON CONFLICT (id) DO UPDATE SET commit_position = excluded.commit_position, prepare_position = excluded.prepare_position
+     WHERE (c.commit_position, c.prepare_position) < (excluded.commit_position, excluded.prepare_position)`,
+    [position.commit.toString(), position.prepare.toString()],
+  );
+}
