@@ -1,10 +1,11 @@
-// Webhook deliveries per second to a local receiver (1 endpoint, and 100 endpoints): recorded
+// Webhook deliveries per second to a local receiver in a process of its own (1 endpoint, and 100 endpoints): recorded
 // deliveries claimed, signed, POSTed and marked by the dispatcher (src/notify/webhooks), against
 // the same receiver driven by a bare keep-alive HTTP client, 10 requests at a time (the most a
 // single endpoint is ever given).
 import { randomBytes } from 'node:crypto';
+import { fork } from 'node:child_process';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { systemClock } from '../../src/clock.ts';
 import { createPool } from '../../src/db/pool.ts';
@@ -23,18 +24,33 @@ import { createDatabase, startBenchService, WEBHOOK_KEY, type BenchService } fro
 import { seedOrganizations, seedVideos } from './seed.ts';
 import type { Benchmark, Figure } from './types.ts';
 
-async function receiver(): Promise<{ url: string; count: () => number; close: () => Promise<void> }> {
-  let received = 0;
-  const server = http.createServer((request, response) => {
-    request.resume();
-    request.on('end', () => {
-      received++;
-      response.writeHead(204).end();
+/** The receiver (webhooks/receiver.ts), in a child process; `count()` asks it how many POSTs it has had. */
+async function receiver(): Promise<{ url: string; count: () => Promise<number>; close: () => Promise<void> }> {
+  const child = fork(fileURLToPath(new URL('./webhooks/receiver.ts', import.meta.url)), { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const reply = () =>
+    new Promise<{ port?: number; received?: number }>((resolve, reject) => {
+      const failed = () => reject(new Error('the webhook receiver process ended'));
+      child.once('exit', failed);
+      child.once('message', (message) => {
+        child.off('exit', failed);
+        resolve(message as { port?: number; received?: number });
+      });
     });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return { url, count: () => received, close: () => new Promise((resolve) => server.close(() => resolve())) };
+  const { port } = await reply();
+  return {
+    url: `http://127.0.0.1:${port}`,
+    async count() {
+      const answer = reply();
+      child.send('count');
+      return (await answer).received!;
+    },
+    close: async () => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.disconnect();
+      await exited;
+    },
+  };
 }
 
 /** The receiver's own pace: `total` bare POSTs over keep-alive, `concurrency` at a time. */
@@ -100,7 +116,7 @@ export const webhooksBenchmark: Benchmark = {
         } finally {
           client.release();
         }
-        const before = sink.count();
+        const before = await sink.count();
         const dispatcher = new WebhookDispatcher({
           pool,
           sendPool,
@@ -123,7 +139,8 @@ export const webhooksBenchmark: Benchmark = {
         }
         const seconds = (performance.now() - t0) / 1000;
         await dispatcher.stop(5_000);
-        if (sink.count() - before < total) throw new Error(`the receiver got ${sink.count() - before} of ${total}`);
+        const got = (await sink.count()) - before;
+        if (got < total) throw new Error(`the receiver got ${got} of ${total}`);
         const value = total / seconds;
         context.log(`${endpoints} endpoint(s): ${total} deliveries in ${seconds.toFixed(1)} s`);
         figures.push({
