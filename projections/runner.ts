@@ -17,7 +17,7 @@
 // fails for a reason that is not transient is it applied again in halves inside savepoints
 // until the events at fault are found.
 import type { Pool, PoolClient } from 'pg';
-import { BehaviorSubject, Subject, Subscription, concatMap, filter, firstValueFrom, from, map, merge, mergeMap, throwError } from 'rxjs';
+import { BehaviorSubject, Subject, Subscription, concatMap, filter, firstValueFrom, from, map, merge, mergeMap, tap, throwError } from 'rxjs';
 import { withTransaction } from '../src/db/pool.ts';
 import { comparePositions, type EventStore, type Position } from '../src/eventstore/port.ts';
 import { readCheckpoints, writeCheckpoints } from './checkpoints.ts';
@@ -41,9 +41,10 @@ export interface RunnerOptions {
   onStandby?: (reason: string) => void;
   /**
    * Each projection applies a page on a connection of its own, in a transaction of its own with
-   * its own checkpoint, all at once: for a build beside the live tables, which nothing reads
-   * until the swap, so the read models need not move together. A rebuild's writes then run on
-   * as many PostgreSQL backends as there are read models instead of one after another on one.
+   * its own checkpoint, all at once, and the next page is read meanwhile: for a build beside the
+   * live tables, which nothing reads until the swap, so the read models need not move together.
+   * A rebuild's writes then run on as many PostgreSQL backends as there are read models instead
+   * of one after another on one.
    */
   connectionPerProjection?: boolean;
 }
@@ -188,12 +189,20 @@ export class ProjectionRunner {
 
     // A page that failed before a restart must not fail the new subscription's first `ready()`.
     this.inFlight = Promise.resolve();
+    // Pages read and not yet applied. A build reads the next page while one is applied (at most
+    // one waits); live projection reads after each page, so what it reads is as fresh as can be.
+    let unapplied = 0;
+    const ahead = this.options.connectionPerProjection ? 1 : 0;
+    const ready = async () => {
+      while (unapplied > ahead) await this.inFlight.catch(() => undefined);
+    };
     this.subscription = this.store
-      .subscribeAll(start, { batchSize: this.options.batchSize ?? 5000, ready: () => this.inFlight })
+      .subscribeAll(start, { batchSize: this.options.batchSize ?? 5000, ready })
       .pipe(
         filter((page) => page.length > 0),
+        tap(() => unapplied++),
         concatMap((page) => {
-          this.inFlight = this.applyPage(page as LoggedEvent[], checkpoints);
+          this.inFlight = this.applyPage(page as LoggedEvent[], checkpoints).finally(() => unapplied--);
           return from(this.inFlight).pipe(map(() => page[page.length - 1]!.position));
         }),
       )
