@@ -56,7 +56,7 @@ export async function sweepDue(deps: WorkDeps, step: SweepStep): Promise<Applied
   const unprojected = new Map<string, Position>();
   /** Snapshots marked in flight in the lease rows and not yet recorded as landed or not. */
   const unrecorded = new Map<string, InFlight>();
-  const spending: Spending[] = [];
+  let spending: Spending[] = [];
   let cursor: DueCursor | null = null;
   let claimed = 0;
   let renewedAt = performance.now();
@@ -95,6 +95,9 @@ export async function sweepDue(deps: WorkDeps, step: SweepStep): Promise<Applied
     const orgs = [...spent.inFlight.keys()];
     await recordSpent(deps.pool, deps.holder, orgs, applied.position);
     for (const org of orgs) unrecorded.delete(org);
+    // Recorded in the lease rows: the marks (a pair of ids per snapshot) are needed no more,
+    // and a sweep of a million videos must not hold them all until it ends.
+    spent.inFlight.clear();
   };
 
   try {
@@ -132,9 +135,10 @@ export async function sweepDue(deps: WorkDeps, step: SweepStep): Promise<Applied
       claimed += mine.length;
       if (mine.length === 0) continue;
 
-      for (const spent of spending) {
-        if (spent.position && checkpoint && comparePositions(spent.position, checkpoint) <= 0) continue;
-        for (const [org, amount] of spent.byOrg) if (funds.has(org)) funds.set(org, funds.get(org)! - amount);
+      // Batches the projection has passed are in the funds already: forgotten.
+      spending = spending.filter((s) => !s.position || !checkpoint || comparePositions(s.position, checkpoint) > 0);
+      for (const earlier of spending) {
+        for (const [org, amount] of earlier.byOrg) if (funds.has(org)) funds.set(org, funds.get(org)! - amount);
       }
       const spent: Spending = { position: null, byOrg: new Map(), inFlight: new Map() };
       const toCollect: VideoWork[] = [];
