@@ -176,6 +176,13 @@ export async function enabledWebhookEndpoints(pool: Pool, orgIds: readonly strin
   return rows;
 }
 
+/** Each video's platform: all a `snapshot.created` body needs of the read model, without the video's wide row. */
+export async function readVideoPlatforms(pool: Pool, videoIds: readonly string[]): Promise<Map<string, string>> {
+  if (videoIds.length === 0) return new Map();
+  const { rows } = await pool.query<{ video_id: string; platform: string }>(`SELECT video_id, platform FROM ${rm}.videos WHERE video_id = ANY($1::text[])`, [videoIds]);
+  return new Map(rows.map((r) => [r.video_id, r.platform]));
+}
+
 export async function readVideos(pool: Pool, videoIds: readonly string[]): Promise<VideoRow[]> {
   const { rows } = await pool.query<VideoRow>(`SELECT ${VIDEO_COLUMNS} FROM ${rm}.videos WHERE video_id = ANY($1::text[])`, [videoIds]);
   return rows;

@@ -28,23 +28,31 @@ export function deliveryIdOf(eventId: string, type: string, endpointId: string):
   return `msg_${createHash('sha256').update(`${eventId}:${type}:${endpointId}`).digest('hex').slice(0, 32)}`;
 }
 
-/** Inside the reactor's transaction; a delivery recorded before (a replayed page) is left as it is. */
+/**
+ * Inside the reactor's transaction; a delivery recorded before (a replayed page) is left as it
+ * is. The rows go as one JSON document: bodies are JSON themselves, and pg's escaping of them
+ * as array elements cost four times JSON.stringify.
+ */
 export async function recordDeliveries(client: ClientBase, deliveries: readonly NewDelivery[]): Promise<void> {
   if (deliveries.length === 0) return;
   await client.query(
     `INSERT INTO webhooks.deliveries (delivery_id, endpoint_id, org_id, event_id, event_type, video_id, body, created_at, next_attempt_at)
-     SELECT d.*, d.created_at FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::timestamptz[])
-       AS d(delivery_id, endpoint_id, org_id, event_id, event_type, video_id, body, created_at)
+     SELECT d.*, d.created_at FROM json_to_recordset($1::json)
+       AS d(delivery_id text, endpoint_id text, org_id text, event_id text, event_type text, video_id text, body text, created_at timestamptz)
      ON CONFLICT (delivery_id) DO NOTHING`,
     [
-      deliveries.map((d) => d.deliveryId),
-      deliveries.map((d) => d.endpointId),
-      deliveries.map((d) => d.orgId),
-      deliveries.map((d) => d.eventId),
-      deliveries.map((d) => d.eventType),
-      deliveries.map((d) => d.videoId),
-      deliveries.map((d) => d.body),
-      deliveries.map((d) => d.createdAt.toISOString()),
+      JSON.stringify(
+        deliveries.map((d) => ({
+          delivery_id: d.deliveryId,
+          endpoint_id: d.endpointId,
+          org_id: d.orgId,
+          event_id: d.eventId,
+          event_type: d.eventType,
+          video_id: d.videoId,
+          body: d.body,
+          created_at: d.createdAt.toISOString(),
+        })),
+      ),
     ],
   );
 }

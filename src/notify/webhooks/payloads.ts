@@ -88,16 +88,19 @@ function videoAsOf(cause: WebhookCause, facts: VideoFacts) {
   return { ...listed, is_deleted: facts.video.is_deleted, last_updated: facts.video.last_updated.toISOString() };
 }
 
+/** `snapshot.created`: the snapshot as GET shows it, from the event; of the video, only its platform. */
+export function snapshotCreatedData(cause: WebhookCause, platform: string): Record<string, unknown> {
+  const data = cause.event.data as SnapshotRecorded['data'];
+  return { video_id: data.videoId, platform, snapshot: presentSnapshot(jobIdOf(data.videoId), snapshotRowOf(data)) };
+}
+
 /** The data of a webhook event; `facts` is needed for every type but `webhook.test`. */
 export function dataOf(cause: WebhookCause, facts: VideoFacts | null): Record<string, unknown> {
   if (cause.type === 'webhook.test') {
     return { endpoint_id: cause.endpointId, message: 'A test event from vidtrack: your endpoint received and can verify it.' };
   }
   if (!facts) throw new Error(`no read-model facts for ${cause.type} of video ${cause.videoId}`);
-  if (cause.type === 'snapshot.created') {
-    const data = cause.event.data as SnapshotRecorded['data'];
-    return { video_id: data.videoId, platform: facts.video.platform, snapshot: presentSnapshot(jobIdOf(data.videoId), snapshotRowOf(data)) };
-  }
+  if (cause.type === 'snapshot.created') return snapshotCreatedData(cause, facts.video.platform);
   const video = videoAsOf(cause, facts);
   if (cause.type === 'tracking.completed' || cause.type === 'video.stopped') {
     const last = facts.lastSnapshot ? presentSnapshot(facts.video.job_id, facts.lastSnapshot) : null;

@@ -15,6 +15,7 @@ import {
   findOrganization,
   readSnapshots,
   readUsage,
+  readVideoPlatforms,
   readVideos,
   snapshotTotals,
   type MetricAlertRow,
@@ -28,7 +29,7 @@ import { deliveryIdOf, recordDeliveries, type NewDelivery } from './deliveries.t
 import { WebhookDispatcher } from './dispatcher.ts';
 import { alertBody, alertEmail, alertsOn, firingsOf } from './metric-alerts.ts';
 import { balanceChangesOf, watchBalances, type BalanceCandidate, type BalanceChanges } from './low-balance.ts';
-import { bodyOf, causeOf, dataOf, type VideoFacts, type WebhookCause } from './payloads.ts';
+import { bodyOf, causeOf, dataOf, snapshotCreatedData, type VideoFacts, type WebhookCause } from './payloads.ts';
 import type { SecretBox } from './secret-box.ts';
 import { raceDeadline } from '../timers.ts';
 import { advanceCheckpoint, readCheckpoint } from '../checkpoint.ts';
@@ -171,13 +172,21 @@ export class WebhookReactor {
       const usage = await readUsage(pool, w.orgId);
       if (usage) candidates.push({ ...w, usage });
     }
-    const facts = await this.factsOf(targeted.map((t) => t.cause));
+    const { facts, platforms } = await this.factsOf(targeted.map((t) => t.cause));
     const deliveries: NewDelivery[] = [];
     for (const { cause, targets } of targeted) {
-      const videoFacts = cause.videoId ? facts.get(cause.videoId) ?? null : null;
-      // A video the read model lost (parked) cannot be described: its events are not sent.
-      if (cause.videoId && !videoFacts) continue;
-      const body = bodyOf(cause.type, cause.timestamp, dataOf(cause, videoFacts));
+      let data: Record<string, unknown>;
+      if (cause.type === 'snapshot.created') {
+        const platform = platforms.get(cause.videoId!);
+        // A video the read model lost (parked) cannot be described: its events are not sent.
+        if (!platform) continue;
+        data = snapshotCreatedData(cause, platform);
+      } else {
+        const videoFacts = cause.videoId ? facts.get(cause.videoId) ?? null : null;
+        if (cause.videoId && !videoFacts) continue;
+        data = dataOf(cause, videoFacts);
+      }
+      const body = bodyOf(cause.type, cause.timestamp, data);
       for (const endpoint of targets) {
         deliveries.push({
           deliveryId: deliveryIdOf(cause.event.id, cause.type, endpoint.endpoint_id),
@@ -231,11 +240,21 @@ export class WebhookReactor {
     return { deliveries, messages };
   }
 
-  private async factsOf(causes: WebhookCause[]): Promise<Map<string, VideoFacts>> {
-    const videoIds = [...new Set(causes.map((c) => c.videoId).filter((id): id is string => id !== null))];
+  /**
+   * What the read models say of the causes' videos: the whole row for the rare events that
+   * describe the video, and only the platform for `snapshot.created` (nearly every event: a
+   * snapshot an hour per video), which needs nothing else of the row.
+   */
+  private async factsOf(causes: WebhookCause[]): Promise<{ facts: Map<string, VideoFacts>; platforms: Map<string, string> }> {
+    const described = new Set(causes.filter((c) => c.type !== 'snapshot.created' && c.videoId !== null).map((c) => c.videoId!));
+    const snapshotsOnly = [...new Set(causes.filter((c) => c.type === 'snapshot.created').map((c) => c.videoId!))].filter((id) => !described.has(id));
     const facts = new Map<string, VideoFacts>();
-    if (videoIds.length === 0) return facts;
-    for (const video of await readVideos(this.deps.pool, videoIds)) facts.set(video.video_id, { video, snapshotCount: 0, lastSnapshot: null });
+    const platforms = await readVideoPlatforms(this.deps.pool, snapshotsOnly);
+    if (described.size === 0) return { facts, platforms };
+    for (const video of await readVideos(this.deps.pool, [...described])) {
+      facts.set(video.video_id, { video, snapshotCount: 0, lastSnapshot: null });
+      platforms.set(video.video_id, video.platform);
+    }
     // Totals only for the events that carry them (rare: once per video).
     const ending = new Set(causes.filter((c) => c.type === 'tracking.completed' || c.type === 'video.stopped').map((c) => c.videoId!));
     for (const videoId of ending) {
@@ -244,7 +263,7 @@ export class WebhookReactor {
       const totals = await snapshotTotals(this.deps.pool, videoId);
       facts.set(videoId, { ...known, snapshotCount: totals.count, lastSnapshot: totals.last });
     }
-    return facts;
+    return { facts, platforms };
   }
 
   async stop(waitMs = Number.POSITIVE_INFINITY): Promise<void> {
