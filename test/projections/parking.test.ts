@@ -8,6 +8,8 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { track, youtubeLink } from '../collect/rounds.ts';
 import { startTestService, type TestService } from '../support/service.ts';
+import { projections } from '../../projections/index.ts';
+import { buildBeside } from '../../projections/runner.ts';
 
 const root = path.resolve(import.meta.dirname, '../..');
 const TOO_BIG = '99999999999999999999';
@@ -79,4 +81,33 @@ test('an event a projection cannot apply is parked, counted and listed, later ev
   assert.deepEqual(snapshot, [{ views: '12345' }]);
   assert.equal(JSON.parse((await admin('parked', 'list')).stdout).parked.length, 0);
   assert.match((await service.app.inject({ url: '/metrics' })).body, /vidtrack_projection_parked_events\{projection="snapshots"\} 0|^(?![\s\S]*vidtrack_projection_parked_events\{)/);
+});
+
+test('a build beside the live tables (one connection per read model) parks what one read model cannot apply, and the others apply it', async () => {
+  const org = await service.organization({ usd: '5' });
+  const videoId = await track(service, org.testKey, youtubeLink(), 1);
+  const [tracked] = await service.store.readStream(`video-${videoId}`);
+  const { orgId, mode } = tracked!.data as { orgId: string; mode: string };
+  const bad = await service.store.append(`video-${videoId}`, [{
+    type: 'SnapshotRecorded',
+    data: {
+      videoId, orgId, mode, slot: 1, snapshotId: 'snap_toobig_build', snapshotTime: '2026-03-01T01:00:00.000Z', provider: 'simulator',
+      metrics: { views: TOO_BIG, likes: '5', comments: '1', shares: '0' }, price: 0,
+    },
+  }], 'any');
+  const later = await service.organization({ usd: '1' });
+  const build = 'rm_parking_build';
+  const parked: Array<{ projection: string; eventId: string }> = [];
+  try {
+    await buildBeside(service.store, service.db.pool, projections, build, { onParked: (p) => parked.push({ projection: p.projection, eventId: p.event.id }) });
+    const [badEvent] = (await service.store.readStream(`video-${videoId}`)).slice(-1);
+    assert.deepEqual(badEvent!.position, bad.position);
+    assert.deepEqual(parked, [{ projection: 'snapshots', eventId: badEvent!.id }]);
+    const { rows: video } = await service.db.pool.query(`SELECT snapshot_count FROM ${build}.videos WHERE video_id = $1`, [videoId]);
+    assert.deepEqual(video, [{ snapshot_count: 2 }]);
+    const { rows: usage } = await service.db.pool.query(`SELECT org_id FROM ${build}.usage WHERE org_id = $1`, [later.orgId]);
+    assert.equal(usage.length, 1, 'an organization opened after the parked event is in the built usage read model');
+  } finally {
+    await service.db.pool.query(`DROP SCHEMA IF EXISTS ${build} CASCADE`);
+  }
 });
