@@ -28,7 +28,8 @@ function admin(...args: string[]): Promise<{ code: number | null; stdout: string
   });
 }
 
-test('an event a projection cannot apply is parked, counted and listed, later events are projected, and a retry applies it once fixed', async () => {
+/** A tracked video and, appended straight to its stream, a snapshot with a count above bigint. */
+async function trackWithTooBigSnapshot(snapshotId: string) {
   const org = await service.organization({ usd: '5' });
   const videoId = await track(service, org.testKey, youtubeLink(), 1);
   const [tracked] = await service.store.readStream(`video-${videoId}`);
@@ -36,10 +37,15 @@ test('an event a projection cannot apply is parked, counted and listed, later ev
   const bad = await service.store.append(`video-${videoId}`, [{
     type: 'SnapshotRecorded',
     data: {
-      videoId, orgId, mode, slot: 1, snapshotId: 'snap_toobig', snapshotTime: '2026-03-01T01:00:00.000Z', provider: 'simulator',
+      videoId, orgId, mode, slot: 1, snapshotId, snapshotTime: '2026-03-01T01:00:00.000Z', provider: 'simulator',
       metrics: { views: TOO_BIG, likes: '5', comments: '1', shares: '0' }, price: 0,
     },
   }], 'any');
+  return { videoId, bad };
+}
+
+test('an event a projection cannot apply is parked, counted and listed, later events are projected, and a retry applies it once fixed', async () => {
+  const { videoId, bad } = await trackWithTooBigSnapshot('snap_toobig');
   // A later event: projected although the one before it cannot be.
   const later = await service.organization({ usd: '1' });
   await service.settle();
@@ -84,17 +90,7 @@ test('an event a projection cannot apply is parked, counted and listed, later ev
 });
 
 test('a build beside the live tables (one connection per read model) parks what one read model cannot apply, and the others apply it', async () => {
-  const org = await service.organization({ usd: '5' });
-  const videoId = await track(service, org.testKey, youtubeLink(), 1);
-  const [tracked] = await service.store.readStream(`video-${videoId}`);
-  const { orgId, mode } = tracked!.data as { orgId: string; mode: string };
-  const bad = await service.store.append(`video-${videoId}`, [{
-    type: 'SnapshotRecorded',
-    data: {
-      videoId, orgId, mode, slot: 1, snapshotId: 'snap_toobig_build', snapshotTime: '2026-03-01T01:00:00.000Z', provider: 'simulator',
-      metrics: { views: TOO_BIG, likes: '5', comments: '1', shares: '0' }, price: 0,
-    },
-  }], 'any');
+  const { videoId, bad } = await trackWithTooBigSnapshot('snap_toobig_build');
   const later = await service.organization({ usd: '1' });
   const build = 'rm_parking_build';
   const parked: Array<{ projection: string; eventId: string }> = [];
