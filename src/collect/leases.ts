@@ -37,6 +37,14 @@ export const schedulerMigrations: readonly Migration[] = [
 
 const LEASE_SECONDS = 60;
 
+/**
+ * The rows of organizations ($1) that `holder` ($2) holds, locked in one order. Two sweeps of
+ * one holder may write the same rows at once, each in its own statement; rows locked in the
+ * order each statement met them could make each wait for the other (a deadlock, which fails the
+ * round). Locked in org order, one simply waits for the other.
+ */
+const LOCK_IN_ORDER = `SELECT org_id FROM sched.org_leases WHERE org_id = ANY($1::text[]) AND holder = $2 ORDER BY org_id FOR UPDATE`;
+
 /** Snapshots of an append under way: [stream id, snapshot id]. */
 export type InFlight = Array<[streamId: string, snapshotId: string]>;
 
@@ -51,7 +59,7 @@ export interface Lease {
 /** Leases up to `max` of the given organizations that nobody else holds. */
 export async function leaseOrganizations(pool: Pool, holder: string, orgIds: readonly string[], max: number): Promise<Lease[]> {
   if (orgIds.length === 0) return [];
-  await pool.query(`INSERT INTO sched.org_leases (org_id) SELECT unnest($1::text[]) ON CONFLICT DO NOTHING`, [orgIds]);
+  await pool.query(`INSERT INTO sched.org_leases (org_id) SELECT o FROM unnest($1::text[]) AS o ORDER BY o ON CONFLICT DO NOTHING`, [orgIds]);
   const { rows } = await pool.query<{ org_id: string; spent_commit: string | null; spent_prepare: string | null; in_flight: InFlight | null }>(
     `WITH free AS (
        SELECT org_id FROM sched.org_leases
@@ -71,7 +79,11 @@ export async function leaseOrganizations(pool: Pool, holder: string, orgIds: rea
 
 export async function releaseOrganizations(pool: Pool, holder: string, orgIds: readonly string[]): Promise<void> {
   if (orgIds.length === 0) return;
-  await pool.query(`UPDATE sched.org_leases SET leased_until = '-infinity' WHERE org_id = ANY($1::text[]) AND holder = $2`, [orgIds, holder]);
+  await pool.query(
+    `WITH mine AS (${LOCK_IN_ORDER})
+     UPDATE sched.org_leases l SET leased_until = '-infinity' FROM mine WHERE l.org_id = mine.org_id`,
+    [orgIds, holder],
+  );
 }
 
 /**
@@ -82,10 +94,11 @@ export async function releaseOrganizations(pool: Pool, holder: string, orgIds: r
 export async function markInFlight(pool: Pool, holder: string, pending: ReadonlyMap<string, InFlight>): Promise<Set<string>> {
   if (pending.size === 0) return new Set();
   const { rows } = await pool.query<{ org_id: string }>(
-    `UPDATE sched.org_leases l SET in_flight = p.in_flight
-     FROM unnest($1::text[], $2::jsonb[]) AS p(org_id, in_flight) WHERE l.org_id = p.org_id AND l.holder = $3
+    `WITH mine AS (${LOCK_IN_ORDER})
+     UPDATE sched.org_leases l SET in_flight = p.in_flight
+     FROM mine JOIN unnest($1::text[], $3::jsonb[]) AS p(org_id, in_flight) USING (org_id) WHERE l.org_id = mine.org_id
      RETURNING l.org_id`,
-    [[...pending.keys()], [...pending.values()].map((v) => JSON.stringify(v)), holder],
+    [[...pending.keys()], holder, [...pending.values()].map((v) => JSON.stringify(v))],
   );
   return new Set(rows.map((r) => r.org_id));
 }
@@ -99,13 +112,14 @@ export async function markInFlight(pool: Pool, holder: string, pending: Readonly
 export async function recordSpent(pool: Pool, holder: string, orgIds: readonly string[], spent: Position | null): Promise<void> {
   if (orgIds.length === 0) return;
   await pool.query(
-    `UPDATE sched.org_leases SET in_flight = NULL,
+    `WITH mine AS (${LOCK_IN_ORDER})
+     UPDATE sched.org_leases l SET in_flight = NULL,
        (spent_commit, spent_prepare) = (
-         SELECT CASE WHEN $2::numeric IS NULL OR (spent_commit, spent_prepare) >= ($2::numeric, $3::numeric)
-                     THEN spent_commit ELSE $2::numeric END,
-                CASE WHEN $2::numeric IS NULL OR (spent_commit, spent_prepare) >= ($2::numeric, $3::numeric)
-                     THEN spent_prepare ELSE $3::numeric END)
-     WHERE org_id = ANY($1::text[]) AND holder = $4`,
-    [orgIds, spent?.commit.toString() ?? null, spent?.prepare.toString() ?? null, holder],
+         SELECT CASE WHEN $3::numeric IS NULL OR (l.spent_commit, l.spent_prepare) >= ($3::numeric, $4::numeric)
+                     THEN l.spent_commit ELSE $3::numeric END,
+                CASE WHEN $3::numeric IS NULL OR (l.spent_commit, l.spent_prepare) >= ($3::numeric, $4::numeric)
+                     THEN l.spent_prepare ELSE $4::numeric END)
+     FROM mine WHERE l.org_id = mine.org_id`,
+    [orgIds, holder, spent?.commit.toString() ?? null, spent?.prepare.toString() ?? null],
   );
 }
