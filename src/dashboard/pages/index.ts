@@ -7,11 +7,10 @@ import fastifyStatic from '@fastify/static';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { awaitProjection, type ApiDeps } from '../../api/context.ts';
 import { POSSIBLE_ID } from '../../api/schemas.ts';
-import { formField, formList } from '../form.ts';
+import { formField, formList, formMode } from '../form.ts';
 import { csvDisposition, snapshotsCsv } from '../../api/snapshots-csv.ts';
 import { stopVideo } from '../../commands/video-commands.ts';
 import { DomainError } from '../../domain/errors.ts';
-import type { KeyMode } from '../../domain/platform.ts';
 import { readSnapshots, readVideo, type VideoRow } from '../../../projections/queries.ts';
 import { loginPage } from './auth-pages.ts';
 import { billingCsv, billingPage } from './billing.ts';
@@ -83,11 +82,10 @@ export function registerPages(app: FastifyInstance, deps: ApiDeps, auth: PageAut
     const seen = await viewerOf(request, reply);
     if (!seen) return reply;
     const name = formField(request.body, 'name').trim();
-    const modeText = formField(request.body, 'mode');
-    const mode: KeyMode = modeText === 'test' ? 'test' : 'live';
-    const form = { name, mode };
+    const mode = formMode(request.body);
+    const form = { name, mode: mode ?? 'live' };
     if (name.length === 0 || name.length > 100) return showKeys(reply, seen, { form, error: 'Name must be 1 to 100 characters.' }, 400);
-    if (modeText !== 'live' && modeText !== 'test') return showKeys(reply, seen, { form, error: 'Choose Live or Test.' }, 400);
+    if (!mode) return showKeys(reply, seen, { form, error: 'Choose Live or Test.' }, 400);
     const created = await commands.createKey(seen.me.orgId, { name, mode, by: seen.me });
     return showKeys(reply, seen, { created: { name, apiKey: created.apiKey } });
   });
@@ -112,7 +110,7 @@ export function registerPages(app: FastifyInstance, deps: ApiDeps, auth: PageAut
   app.post('/videos/track', async (request, reply) => {
     const seen = await viewerOf(request, reply);
     if (!seen) return reply;
-    const form: TrackForm = { links: formField(request.body, 'links'), days: formField(request.body, 'days'), mode: formField(request.body, 'mode') === 'test' ? 'test' : 'live' };
+    const form: TrackForm = { links: formField(request.body, 'links'), days: formField(request.body, 'days'), mode: formMode(request.body) ?? 'live' };
     const done = await trackLines(deps, { orgId: seen.me.orgId, memberId: seen.me.memberId }, form);
     return reply.code(done.error ? 400 : 200).send(await videosPage(deps, seen.viewer, seen.me.orgId, { mode: form.mode }, done));
   });
@@ -207,9 +205,9 @@ export function registerPages(app: FastifyInstance, deps: ApiDeps, auth: PageAut
   app.post('/webhooks', async (request, reply) => {
     const seen = await viewerOf(request, reply);
     if (!seen) return reply;
-    const modeText = formField(request.body, 'mode');
-    const form: WebhookForm = { ...endpointFields(request.body), mode: modeText === 'test' ? 'test' : 'live' };
-    const problem = endpointFieldsProblem(form) ?? (modeText !== 'live' && modeText !== 'test' ? 'Choose Live or Test.' : null);
+    const mode = formMode(request.body);
+    const form: WebhookForm = { ...endpointFields(request.body), mode: mode ?? 'live' };
+    const problem = endpointFieldsProblem(form) ?? (mode ? null : 'Choose Live or Test.');
     if (problem) return showWebhooks(reply, seen, { form, error: problem }, 400);
     const created = await commands.createWebhook(seen.me.orgId, { url: form.url, events: form.events, description: form.description || null, mode: form.mode });
     if (!created.ok) return showWebhooks(reply, seen, { form, error: created.error }, 400);

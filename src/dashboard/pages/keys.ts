@@ -2,7 +2,7 @@
 import type { KeyMode } from '../../domain/platform.ts';
 import { count, when } from './format.ts';
 import { html } from './html.ts';
-import { confirmDialog, notice, page, type Viewer } from './layout.ts';
+import { confirmDialog, modeChoice, notice, page, type Viewer } from './layout.ts';
 import type { KeyListing } from './model.ts';
 
 export interface KeysView {
@@ -34,11 +34,7 @@ ${view.created ? html`<section class="card created" aria-labelledby="created-tit
   <label for="key-name">Name</label>
   <input id="key-name" name="name" required maxlength="100" value="${form.name}" aria-describedby="key-name-hint">
   <p id="key-name-hint" class="hint">What it is for, e.g. “reporting server”.</p>
-  <fieldset><legend>Mode</legend>
-    <label><input type="radio" name="mode" value="live"${form.mode === 'live' ? html` checked` : ''}> Live</label>
-    <label><input type="radio" name="mode" value="test"${form.mode === 'test' ? html` checked` : ''}> Test</label>
-    <p class="hint">Live keys track real videos and are billed; test keys see only simulated test videos and are free.</p>
-  </fieldset>
+  ${modeChoice(form.mode, 'Live keys track real videos and are billed; test keys see only simulated test videos and are free.')}
   <button type="submit">Create key</button>
 </form>
 </section>

@@ -1,6 +1,7 @@
 // The document around every page: the header with the organization, the navigation and the
 // Sign out button, and the assets. Styles and scripts come only from /assets (the
 // Content-Security-Policy allows nothing inline).
+import type { KeyMode } from '../../domain/platform.ts';
 import { html, type Html } from './html.ts';
 
 export type Section = 'overview' | 'keys' | 'videos' | 'billing' | 'webhooks' | 'members';
@@ -77,6 +78,15 @@ ${content}
 }
 
 /** An error or notice box; role=alert so screen readers announce it. */
+/** The Live/Test choice of a form that makes something of one mode (a key, a webhook endpoint). */
+export function modeChoice(mode: KeyMode, hint: string): Html {
+  return html`<fieldset><legend>Mode</legend>
+    <label><input type="radio" name="mode" value="live"${mode === 'live' ? html` checked` : ''}> Live</label>
+    <label><input type="radio" name="mode" value="test"${mode === 'test' ? html` checked` : ''}> Test</label>
+    <p class="hint">${hint}</p>
+  </fieldset>`;
+}
+
 export function notice(kind: 'error' | 'ok', text: string | Html): Html {
   return html`<p class="notice ${kind}" role="${kind === 'error' ? 'alert' : 'status'}"><strong>${kind === 'error' ? 'Error: ' : 'Done: '}</strong>${text}</p>`;
 }

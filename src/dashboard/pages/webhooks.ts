@@ -8,7 +8,7 @@ import type { KeyMode } from '../../domain/platform.ts';
 import { MAX_DESCRIPTION_LENGTH, MAX_URL_LENGTH, PREVIOUS_SECRET_VALID_MS, WEBHOOK_EVENT_TYPES } from '../../domain/webhooks.ts';
 import { when } from './format.ts';
 import { html, type Html } from './html.ts';
-import { confirmDialog, notice, page, type Viewer } from './layout.ts';
+import { confirmDialog, modeChoice, notice, page, type Viewer } from './layout.ts';
 import type { DeliveryListing, WebhookListing } from './model.ts';
 
 /** What the edit form holds: the API's PATCH fields a member may change here. */
@@ -86,11 +86,7 @@ ${view.secret ? secretCard(view.secret) : ''}
   </fieldset>
   <label for="webhook-description">Description <span class="muted">(optional)</span></label>
   <input id="webhook-description" name="description" maxlength="500" value="${form.description}">
-  <fieldset><legend>Mode</legend>
-    <label><input type="radio" name="mode" value="live"${form.mode === 'live' ? html` checked` : ''}> Live</label>
-    <label><input type="radio" name="mode" value="test"${form.mode === 'test' ? html` checked` : ''}> Test</label>
-    <p class="hint">A live endpoint receives only live events, a test endpoint only test-mode events.</p>
-  </fieldset>
+  ${modeChoice(form.mode, 'A live endpoint receives only live events, a test endpoint only test-mode events.')}
   <button type="submit">Add endpoint</button>
 </form>
 </section>
