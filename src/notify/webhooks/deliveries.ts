@@ -1,6 +1,6 @@
 // The deliveries table (webhooks.deliveries): recorded by the reactor in the transaction of its
-// checkpoint, claimed and marked by the dispatcher around each send (never inside a
-// transaction that stays open during the send), listed, replayed and recovered by the API.
+// checkpoint, claimed here and marked (marks.ts) by the dispatcher around each send (never
+// inside a transaction that stays open during the send), listed, replayed and recovered by the API.
 import { createHash } from 'node:crypto';
 import type { ClientBase, Pool } from 'pg';
 import { READ_SCHEMA as rm } from '../../../projections/index.ts';
@@ -149,14 +149,6 @@ export async function claimDue(pool: Pool, now: Date, limit: number): Promise<Cl
   } finally {
     client.release();
   }
-}
-
-/** Gives a claim back untried (the dispatcher is stopping, or the endpoint vanished before the send). */
-export async function releaseClaim(pool: Pool, claimed: Claimed): Promise<void> {
-  await pool.query(`UPDATE webhooks.deliveries SET claimed_until = NULL, claim_token = NULL, attempts = attempts - 1 WHERE delivery_id = $1 AND claim_token = $2::uuid`, [
-    claimed.delivery_id,
-    claimed.claim_token,
-  ]);
 }
 
 /** Pending deliveries of an endpoint that can no longer receive them (deleted or disabled) end as failed. */

@@ -23,7 +23,7 @@ import { raceDeadline, WakeTimer } from '../timers.ts';
 export interface DispatcherDeps {
   pool: Pool;
   /**
-   * Claims and marks (default: \`pool\`): the service gives them connections of their own, apart
+   * Claims and marks (default: `pool`): the service gives them connections of their own, apart
    * from collection's, that commit without waiting for the disk. A claim or mark a crash loses
    * means a delivery sent again with its webhook-id, which at-least-once allows.
    */
@@ -64,10 +64,12 @@ export class WebhookDispatcher {
   private readonly wakeTimer = new WakeTimer(() => this.kick());
   private readonly inFlight = new Set<Promise<void>>();
   private stopped = false;
+  private readonly sendPool: Pool;
   private readonly marks: AttemptMarks;
 
   constructor(private readonly deps: DispatcherDeps) {
-    this.marks = new AttemptMarks(deps.sendPool ?? deps.pool);
+    this.sendPool = deps.sendPool ?? deps.pool;
+    this.marks = new AttemptMarks(this.sendPool);
   }
 
   /** Looks for due deliveries now. */
@@ -104,7 +106,7 @@ export class WebhookDispatcher {
     while (!this.stopped) {
       const room = concurrency - this.inFlight.size;
       if (room <= 0) return; // a finishing send kicks again
-      const claimed = await claimDue(this.deps.sendPool ?? this.deps.pool, this.deps.clock.now(), room);
+      const claimed = await claimDue(this.sendPool, this.deps.clock.now(), room);
       // Stopped while claiming: these are not sent here (their claims lapse and another sender takes them).
       if (this.stopped) return;
       if (claimed.length === 0) break;
@@ -112,7 +114,7 @@ export class WebhookDispatcher {
     }
     if (this.stopped) return;
     const now = this.deps.clock.now();
-    const due = await nextDue(this.deps.sendPool ?? this.deps.pool, now);
+    const due = await nextDue(this.sendPool, now);
     // Due already but not claimed: it waits behind an earlier delivery of its video or for one
     // of its endpoint's 10 places, and the send that frees it kicks; the poll is the fallback.
     if (due === null) return this.wakeIn(IDLE_POLL_MS);

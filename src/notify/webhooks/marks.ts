@@ -31,7 +31,7 @@ interface Waiting {
   reject: (error: unknown) => void;
 }
 
-/** Attempts written by one statement at most (the receivers of 20 organizations' places at once). */
+/** Attempts written by one statement at most: a bound on its size, above the dispatcher's 200 sends in flight. */
 const MAX_BATCH = 1_000;
 
 export class AttemptMarks {
