@@ -19,6 +19,7 @@ import { createCollectorSet, type CollectorSet } from './collect/collectors.ts';
 import { liveCollectorsFromEnv } from './collect/collectors/from-env.ts';
 import { Scheduler } from './collect/scheduler.ts';
 import type { WorkDeps } from './collect/work.ts';
+import { CollectionActivity } from './collect/activity.ts';
 import type { Config, Role } from './config.ts';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from './db/embedded.ts';
 import { migrate } from './db/migrate.ts';
@@ -169,7 +170,7 @@ export function createService(config: Config, options: ServiceOptions = {}): Ser
     // A command-line tool collects nothing: it gets no platform clients (and no log about them).
     const collectors = options.collectors ?? (parts.size > 0 ? collectorsFromEnv(config, log) : createCollectorSet({ live: {}, fallbackToSimulator: false }));
     const metrics = new Metrics({ pool, clock, store });
-    const work: WorkDeps = { pool, store, collectors, clock, watcher, holder: options.holder ?? `scheduler-${randomUUID()}`, batchSize: options.batchSize ?? 5_000 };
+    const work: WorkDeps = { pool, store, collectors, clock, watcher, holder: options.holder ?? `scheduler-${randomUUID()}`, batchSize: options.batchSize ?? 5_000, activity: new CollectionActivity() };
     checkNotStopping();
 
     let runner: ProjectionRunner | null = null;
@@ -216,6 +217,7 @@ export function createService(config: Config, options: ServiceOptions = {}): Ser
           policy: webhookPolicy(config),
           mail: { smtpUrl: config.smtpUrl, from: config.mailFrom, outbox: path.join(config.dataDir, 'mail') },
           post: options.webhookPost,
+          collecting: () => work.activity!.idle(),
         });
         webhooks = reactor;
         stops.push({ phase: 1, name: 'webhooks', stop: () => reactor.stop(STOP_WORK_MS) });

@@ -4,6 +4,7 @@ import type { Pool } from 'pg';
 import type { Clock } from '../clock.ts';
 import type { EventStore } from '../eventstore/port.ts';
 import type { ProjectionWatcher } from '../../projections/watcher.ts';
+import type { CollectionActivity } from './activity.ts';
 import type { CollectorSet } from './collectors.ts';
 
 export interface WorkDeps {
@@ -21,4 +22,6 @@ export interface WorkDeps {
    * next round reads older read models.
    */
   projectionWaitMs?: number;
+  /** Told while a collection sweep runs (the webhook dispatcher yields to it). */
+  activity?: CollectionActivity;
 }

@@ -32,7 +32,7 @@ async function settle(deps: WorkDeps, applied: AppliedDecisions): Promise<Applie
 
 /** One sweep of collection: every due slot of the organizations this scheduler leases, paid for or paused. */
 export function collectDue(deps: WorkDeps): Promise<AppliedDecisions & { claimed: number }> {
-  return sweepDue(deps, {
+  const sweep = () => sweepDue(deps, {
     ready: (video, now) => (retryAt.get(video.video_id) ?? 0) <= now.getTime(),
     async decide(videos, now) {
       const results = await collectAll(deps.collectors, videos);
@@ -44,6 +44,7 @@ export function collectDue(deps: WorkDeps): Promise<AppliedDecisions & { claimed
       return decisions;
     },
   });
+  return deps.activity ? deps.activity.during(sweep) : sweep();
 }
 
 /** Each collector gets its videos in one call (it batches as its platform allows). */

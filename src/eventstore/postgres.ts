@@ -33,12 +33,14 @@ import {
   type EventStore,
   type ExpectedRevision,
   type Position,
+  formatPosition,
   type RecordedEvent,
   type StreamAppend,
   type SubscribeOptions,
 } from './port.ts';
 import { EVENTS_CHANNEL } from './postgres-schema.ts';
 import { AppendAnnouncer } from './announcer.ts';
+import { LogTail } from './log-tail.ts';
 import { hasUnstorableCharacters } from '../domain/storable.ts';
 import { UnstorableData } from './unstorable.ts';
 
@@ -71,6 +73,9 @@ export class PostgresEventStore implements EventStore {
   private readonly announcer: AppendAnnouncer;
   private readonly subscriptions = new Set<{ stop(): void; done: Promise<void> }>();
   private readonly pollIntervalMs: number;
+  private readonly tail = new LogTail();
+  /** Reads of the log under way for subscriptions, by the position they read after. */
+  private readonly tailReads = new Map<string, Promise<RecordedEvent[]>>();
   private closed = false;
 
   constructor(
@@ -206,10 +211,11 @@ export class PostgresEventStore implements EventStore {
     let after: Position = from ?? { commit: 0n, prepare: 0n };
     let idleMs = FIRST_POLL_MS;
     let activeAt = performance.now();
+    let wokeAt = activeAt;
     while (!isStopped()) {
       if (options.ready) await options.ready();
       if (isStopped()) return;
-      const page = await this.readPage(after, batchSize);
+      const page = await this.readShared(after, batchSize, wokeAt);
       if (isStopped()) return;
       if (page.length > 0) {
         after = page[page.length - 1]!.position;
@@ -219,9 +225,36 @@ export class PostgresEventStore implements EventStore {
         if (page.length === batchSize) continue; // more may be waiting: no pause
       }
       const notified = await wakeup.wait(idleMs);
-      if (notified) activeAt = performance.now();
+      wokeAt = performance.now();
+      if (notified) activeAt = wokeAt;
       const quiet = this.notifier.listening && performance.now() - activeAt > QUIET_AFTER_MS;
       idleMs = notified ? FIRST_POLL_MS : Math.min(idleMs * 2, quiet ? Math.max(QUIET_POLL_MS, this.pollIntervalMs) : this.pollIntervalMs);
+    }
+  }
+
+  /**
+   * A subscription's page: from the stretch of the log this process read last (log-tail.ts),
+   * from a read of the same page under way, or else from the database.
+   */
+  private async readShared(after: Position, limit: number, wokeAt: number): Promise<RecordedEvent[]> {
+    const kept = this.tail.serve(after, limit, wokeAt);
+    if (kept) return kept;
+    const key = formatPosition(after);
+    const under = this.tailReads.get(key);
+    if (under) {
+      await under.catch(() => undefined);
+      const shared = this.tail.serve(after, limit, wokeAt);
+      if (shared) return shared;
+    }
+    const readAt = performance.now();
+    const read = this.readPage(after, limit);
+    this.tailReads.set(key, read);
+    try {
+      const page = await read;
+      this.tail.remember(after, limit, page, readAt);
+      return page;
+    } finally {
+      if (this.tailReads.get(key) === read) this.tailReads.delete(key);
     }
   }
 

@@ -256,6 +256,49 @@ export function eventStoreContract(name: string, make: () => Promise<ContractFix
     }
   }));
 
+  test(`${name}: subscribers of one store, with other page sizes and paces, each see every event once and in order`, withStore(async ({ store }) => {
+    // The PostgreSQL adapter shares its reads between a process's subscriptions (log-tail.ts):
+    // none may lose, repeat or reorder an event for another's sake.
+    const total = 1_200;
+    const readers = [
+      { batchSize: 100, slow: false },
+      { batchSize: 100, slow: true },
+      { batchSize: 37, slow: false },
+    ].map(({ batchSize, slow }) => {
+      const seen: RecordedEvent[] = [];
+      let pages = 0;
+      const ready = slow ? () => (pages % 3 === 0 ? sleep(5) : Promise.resolve()) : undefined;
+      const sub = store.subscribeAll(null, { batchSize, ready }).subscribe((page) => {
+        pages++;
+        seen.push(...page);
+      });
+      return { seen, sub };
+    });
+    try {
+      await Promise.all(
+        Array.from({ length: 6 }, async (_, w) => {
+          for (let i = 0; i < total / 6 / 4; i++) {
+            await store.appendMany(Array.from({ length: 4 }, (_, k) => ({ streamId: `paced-${w}-${i}-${k}`, events: [{ type: 'E', data: { w, i, k } }], expectedRevision: 'no_stream' as const })));
+          }
+        }),
+      );
+      for (const { seen } of readers) {
+        await waitFor(() => seen.length >= total, 30_000, `all ${total} events`);
+        await fence(store, seen);
+        withoutFences(seen);
+        assert.equal(seen.length, total);
+        assert.equal(new Set(seen.map((e) => e.id)).size, total, 'every event exactly once');
+        assertStrictlyIncreasing(seen);
+      }
+      // Later fences (each reader's own) reach every reader: only the test's events are compared.
+      const order = (seen: RecordedEvent[]) => seen.filter((e) => !e.streamId.startsWith(FENCE)).map((e) => e.id).join();
+      assert.equal(order(readers[1]!.seen), order(readers[0]!.seen), 'the same order for every subscriber');
+      assert.equal(order(readers[2]!.seen), order(readers[0]!.seen), 'the same order for every subscriber');
+    } finally {
+      for (const { sub } of readers) sub.unsubscribe();
+    }
+  }));
+
   test(`${name}: racing multi-event appends to the same streams land whole or not at all`, withStore(async ({ store }) => {
     const writers = 6;
     const rounds = 15;

@@ -1,7 +1,7 @@
 // The deliveries table (webhooks.deliveries): recorded by the reactor in the transaction of its
 // checkpoint, claimed here and marked (marks.ts) by the dispatcher around each send (never
 // inside a transaction that stays open during the send), listed, replayed and recovered by the API.
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { ClientBase, Pool } from 'pg';
 import { READ_SCHEMA as rm } from '../../../projections/index.ts';
 import type { WebhookEndpointRow } from '../../../projections/queries.ts';
@@ -25,34 +25,38 @@ export interface NewDelivery {
  * is also the fall below the low-balance threshold).
  */
 export function deliveryIdOf(eventId: string, type: string, endpointId: string): string {
-  return `msg_${createHash('sha256').update(`${eventId}:${type}:${endpointId}`).digest('hex').slice(0, 32)}`;
+  return `msg_${hash('sha256', `${eventId}:${type}:${endpointId}`, 'hex').slice(0, 32)}`;
 }
 
 /**
- * Inside the reactor's transaction; a delivery recorded before (a replayed page) is left as it
- * is. The rows go as one JSON document: bodies are JSON themselves, and pg's escaping of them
- * as array elements cost four times JSON.stringify.
+ * On its own or inside the caller's transaction; a delivery recorded before (a page read again)
+ * is left as it is. Each column goes as one text, a line per delivery: JSON.stringify never
+ * writes a line break (bodies are JSON) and ids are ours, so splitting is all the server does.
+ * (As one JSON document, bodies escaped inside it, parsing took half of the insert's time.)
  */
-export async function recordDeliveries(client: ClientBase, deliveries: readonly NewDelivery[]): Promise<void> {
+export async function recordDeliveries(db: Pool | ClientBase, deliveries: readonly NewDelivery[]): Promise<void> {
   if (deliveries.length === 0) return;
-  await client.query(
+  const column = (value: (d: NewDelivery) => string) => {
+    const values = deliveries.map(value);
+    if (values.some((v) => v.includes('\n'))) throw new Error('a webhook delivery field holds a line break');
+    return values.join('\n');
+  };
+  await db.query(
     `INSERT INTO webhooks.deliveries (delivery_id, endpoint_id, org_id, event_id, event_type, video_id, body, created_at, next_attempt_at)
-     SELECT d.*, d.created_at FROM json_to_recordset($1::json)
-       AS d(delivery_id text, endpoint_id text, org_id text, event_id text, event_type text, video_id text, body text, created_at timestamptz)
+     SELECT d.delivery_id, d.endpoint_id, d.org_id, d.event_id, d.event_type, nullif(d.video_id, ''), d.body, d.created_at::timestamptz, d.created_at::timestamptz
+     FROM unnest(string_to_array($1, E'\\n'), string_to_array($2, E'\\n'), string_to_array($3, E'\\n'), string_to_array($4, E'\\n'),
+                 string_to_array($5, E'\\n'), string_to_array($6, E'\\n'), string_to_array($7, E'\\n'), string_to_array($8, E'\\n'))
+       AS d(delivery_id, endpoint_id, org_id, event_id, event_type, video_id, body, created_at)
      ON CONFLICT (delivery_id) DO NOTHING`,
     [
-      JSON.stringify(
-        deliveries.map((d) => ({
-          delivery_id: d.deliveryId,
-          endpoint_id: d.endpointId,
-          org_id: d.orgId,
-          event_id: d.eventId,
-          event_type: d.eventType,
-          video_id: d.videoId,
-          body: d.body,
-          created_at: d.createdAt.toISOString(),
-        })),
-      ),
+      column((d) => d.deliveryId),
+      column((d) => d.endpointId),
+      column((d) => d.orgId),
+      column((d) => d.eventId),
+      column((d) => d.eventType),
+      column((d) => d.videoId ?? ''),
+      column((d) => d.body),
+      column((d) => d.createdAt.toISOString()),
     ],
   );
 }

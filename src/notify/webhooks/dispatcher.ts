@@ -44,6 +44,8 @@ export interface DispatcherDeps {
   /** Sends in flight in this process, all endpoints together. */
   concurrency?: number;
   random?: () => number;
+  /** Resolves when no collection sweep runs in this process: no send starts during one (src/collect/activity.ts). */
+  collecting?: () => Promise<void>;
   /** The attempt itself (tests may watch it); default: postWebhook. */
   post?: typeof postWebhook;
 }
@@ -106,6 +108,8 @@ export class WebhookDispatcher {
     while (!this.stopped) {
       const room = concurrency - this.inFlight.size;
       if (room <= 0) return; // a finishing send kicks again
+      await this.deps.collecting?.();
+      if (this.stopped) return;
       const claimed = await claimDue(this.sendPool, this.deps.clock.now(), room);
       // Stopped while claiming: these are not sent here (their claims lapse and another sender takes them).
       if (this.stopped) return;

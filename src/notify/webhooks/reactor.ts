@@ -1,8 +1,10 @@
 // Reactor: turns log events into webhook deliveries. It follows the log from its own
-// checkpoint and records each page's deliveries (one per event and subscribed endpoint) in the
-// same transaction as that checkpoint, so a restart neither loses nor doubles one, and nothing
-// is recorded for an event the log does not hold. The dispatcher sends them after the commit.
-// Collection never waits for any of this: the reactor only reads the log.
+// checkpoint and records each page's deliveries (one per event and subscribed endpoint) before
+// it moves that checkpoint past the page: a restart reads the page again, and a delivery's id
+// (from its event and endpoint) keeps it from being recorded twice. Nothing is recorded for an
+// event the log does not hold. The dispatcher sends them once committed.
+// Collection never waits for any of this: the reactor only reads the log, and writes in short
+// transactions (RECORD_CHUNK says why that matters).
 import type { Pool } from 'pg';
 import { Subscription, concatMap, from } from 'rxjs';
 import type { Clock } from '../../clock.ts';
@@ -37,7 +39,7 @@ import { advanceCheckpoint, readCheckpoint } from '../checkpoint.ts';
 export interface WebhookReactorDeps {
   store: EventStore;
   pool: Pool;
-  /** The dispatcher's claims and marks (see DispatcherDeps). */
+  /** Connections that commit without waiting for the disk: the dispatcher's claims and marks (see DispatcherDeps), and the reactor's writes that a later commit makes durable. */
   sendPool?: Pool;
   watcher: ProjectionWatcher;
   clock: Clock;
@@ -48,9 +50,17 @@ export interface WebhookReactorDeps {
   /** Where the e-mail of an endpoint disabled after 5 days goes (through the outbox). */
   mail: MailOptions;
   post?: ConstructorParameters<typeof WebhookDispatcher>[0]['post'];
+  collecting?: ConstructorParameters<typeof WebhookDispatcher>[0]['collecting'];
 }
 
 const RETRY_MS = 5_000;
+/**
+ * Deliveries per write. Readers of the log see nothing appended after a write transaction began
+ * until it ends (the horizon, src/eventstore/postgres.ts), so one transaction for a page of
+ * 5,000 deliveries (about 100 ms) held back the projector, and with it each collection round,
+ * for that long. Written 1,000 at a time, each write holds it for a fifth of that.
+ */
+const RECORD_CHUNK = 1_000;
 /** How long a page waits for the read models (endpoints, videos) to reach it before it is tried again. */
 const READ_MODEL_WAIT_MS = 10_000;
 
@@ -76,6 +86,7 @@ export class WebhookReactor {
       policy: deps.policy,
       mailFrom: deps.mail.from,
       post: deps.post,
+      collecting: deps.collecting,
       onError: (error) => this.onError(error),
       onMailRecorded: () => this.mailSender?.kick(),
     });
@@ -128,15 +139,23 @@ export class WebhookReactor {
       await advanceCheckpoint(this.deps.sendPool ?? this.deps.pool, 'webhooks.checkpoint', last);
       return;
     }
-    let recorded = 0;
+    // On the connections that do not wait for the disk: the checkpoint's commit below does, and
+    // makes these durable with it; a crash before it means the page is read and recorded again.
+    for (let i = 0; i < prepared.deliveries.length; i += RECORD_CHUNK) {
+      await recordDeliveries(this.deps.sendPool ?? this.deps.pool, prepared.deliveries.slice(i, i + RECORD_CHUNK));
+      this.dispatcher.kick();
+    }
+    // What depends on a balance is decided and recorded with the checkpoint: a page read again
+    // would see the balance it changed, not the crossing.
+    let lowBalance = 0;
     await withTransaction(this.deps.pool, async (client) => {
-      const lowBalance = await watchBalances(client, balance, prepared.candidates, this.deps.clock.now());
-      await recordDeliveries(client, [...prepared.deliveries, ...lowBalance]);
+      const deliveries = await watchBalances(client, balance, prepared.candidates, this.deps.clock.now());
+      await recordDeliveries(client, deliveries);
       await recordMessages(client, prepared.messages);
-      recorded = prepared.deliveries.length + lowBalance.length;
+      lowBalance = deliveries.length;
       await advanceCheckpoint(client, 'webhooks.checkpoint', last);
     });
-    if (recorded > 0) this.dispatcher.kick();
+    if (lowBalance > 0) this.dispatcher.kick();
     if (prepared.messages.length > 0) this.mailSender?.kick();
   }
 
@@ -165,15 +184,24 @@ export class WebhookReactor {
     const alerts = snapshots.length > 0 ? await alertsOfOrganizations(pool, [...new Set(snapshots.map((c) => c.orgId))]) : [];
     const watched = alerts.length > 0 ? snapshots.map((c) => ({ cause: c, alerts: alertsOn(c.event, alerts) })).filter((w) => w.alerts.length > 0) : [];
     if (targeted.length === 0 && watching.length === 0 && watched.length === 0) return { deliveries: [], candidates: [], messages: [] };
-    // Videos and usage come from the read models: wait until they hold this page.
-    if (!(await watcher.waitFor(last, READ_MODEL_WAIT_MS))) throw new Error('read models did not reach the page of webhook events in time');
+    // Videos and usage come from the read models, which must hold this page; but a page of
+    // nothing but snapshot.created needs only its videos' platforms, which never change once a
+    // video is there: it waits only for a video not there yet. (At a collection burst the
+    // projector is still applying the page: waiting for it put the two in a row.)
+    const onlySnapshots = watching.length === 0 && watched.length === 0 && targeted.every((t) => t.cause.type === 'snapshot.created');
+    let described = onlySnapshots ? await this.factsOf(targeted.map((t) => t.cause)) : null;
+    if (!described || targeted.some((t) => !described!.platforms.has(t.cause.videoId!))) {
+      if (!(await watcher.waitFor(last, READ_MODEL_WAIT_MS))) throw new Error('read models did not reach the page of webhook events in time');
+      described = await this.factsOf(targeted.map((t) => t.cause));
+    }
+    const { facts, platforms } = described;
     const candidates: BalanceCandidate[] = [];
     for (const w of watching) {
       const usage = await readUsage(pool, w.orgId);
       if (usage) candidates.push({ ...w, usage });
     }
-    const { facts, platforms } = await this.factsOf(targeted.map((t) => t.cause));
     const deliveries: NewDelivery[] = [];
+    const now = this.deps.clock.now();
     for (const { cause, targets } of targeted) {
       let data: Record<string, unknown>;
       if (cause.type === 'snapshot.created') {
@@ -196,7 +224,7 @@ export class WebhookReactor {
           eventType: cause.type,
           videoId: cause.videoId,
           body,
-          createdAt: this.deps.clock.now(),
+          createdAt: now,
         });
       }
     }

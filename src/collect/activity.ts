@@ -1,0 +1,27 @@
+// Whether this process is collecting right now. Collection comes first: a slot not collected in
+// its hour is lost and late snapshots are what customers pay for, while a webhook delivery only
+// waits. So the webhook dispatcher starts no new sends while a sweep runs here (those under way
+// go on); between two sweeps of a burst it claims again, so deliveries still move.
+export class CollectionActivity {
+  private running = 0;
+  private waiting: Array<() => void> = [];
+
+  async during<T>(sweep: () => Promise<T>): Promise<T> {
+    this.running++;
+    try {
+      return await sweep();
+    } finally {
+      if (--this.running === 0) {
+        const waiting = this.waiting;
+        this.waiting = [];
+        for (const resume of waiting) resume();
+      }
+    }
+  }
+
+  /** Resolves at once when no sweep runs, else when the running ones have ended. */
+  idle(): Promise<void> {
+    if (this.running === 0) return Promise.resolve();
+    return new Promise((resolve) => this.waiting.push(resolve));
+  }
+}

@@ -1,0 +1,79 @@
+// The newest stretch of the log this process has read, shared by its subscriptions. The
+// projector and the reactors follow the same log a few pages apart; without this each page was
+// read, sent and parsed once per subscription (a third of the webhook reactor's cost at a
+// collection burst).
+//
+// Why a remembered page is still a true answer: a reader only sees events of transactions
+// below the server's horizon (postgres.ts), so what becomes visible later always sorts after
+// what was visible before. Any read from position P is therefore a prefix of every later read
+// from P, and the stretch below keeps exactly the visible events between `start` and
+// `frontier`, none missing.
+import { comparePositions, type Position, type RecordedEvent } from './port.ts';
+
+/** Enough for the projector and both reactors a few pages of 5,000 apart. */
+const KEPT_EVENTS = 20_000;
+
+export class LogTail {
+  private start: Position | null = null;
+  private frontier: Position | null = null;
+  private events: RecordedEvent[] = [];
+  /** When a read that found nothing beyond `frontier` was sent (performance.now()); -Infinity when none did. */
+  private headReadAt = Number.NEGATIVE_INFINITY;
+
+  /**
+   * The page a read after `after` would give, or null when it must go to the database. A page
+   * shorter than `limit` tells its reader that it has caught up, so it is given only when a read
+   * sent after the reader last woke (`wokeAt`) found nothing beyond: whatever was appended
+   * since has then woken the reader again, as a fresh read would have left it.
+   */
+  serve(after: Position, limit: number, wokeAt: number): RecordedEvent[] | null {
+    if (!this.start || !this.frontier) return null;
+    if (comparePositions(after, this.start) < 0 || comparePositions(after, this.frontier) >= 0) return null;
+    const first = this.indexAfter(after);
+    const page = this.events.slice(first, first + limit);
+    if (page.length < limit && this.headReadAt < wokeAt) return null;
+    return page;
+  }
+
+  /** What a database read after `after` with `limit`, sent at `readAt`, returned: every visible event after it, up to `limit`. */
+  remember(after: Position, limit: number, page: readonly RecordedEvent[], readAt: number): void {
+    if (page.length === 0) {
+      if (this.frontier && comparePositions(after, this.frontier) === 0) this.headReadAt = Math.max(this.headReadAt, readAt);
+      return;
+    }
+    const end = page[page.length - 1]!.position;
+    const atHead = page.length < limit;
+    if (this.start && this.frontier && comparePositions(after, this.start) >= 0 && comparePositions(after, this.frontier) <= 0) {
+      // Overlaps or extends the stretch: keep what comes before the page, then the page.
+      const beyond = comparePositions(end, this.frontier);
+      if (beyond < 0) return; // an older, shorter read: nothing new
+      if (beyond === 0) {
+        if (atHead) this.headReadAt = Math.max(this.headReadAt, readAt);
+        return;
+      }
+      this.events = this.events.slice(0, this.indexAfter(after)).concat(page);
+    } else {
+      this.start = after;
+      this.events = [...page];
+    }
+    this.frontier = end;
+    this.headReadAt = atHead ? readAt : Number.NEGATIVE_INFINITY;
+    if (this.events.length > KEPT_EVENTS) {
+      const dropped = this.events.length - KEPT_EVENTS;
+      this.start = this.events[dropped - 1]!.position;
+      this.events = this.events.slice(dropped);
+    }
+  }
+
+  /** The index of the first kept event after `after` (binary search: events are in log order). */
+  private indexAfter(after: Position): number {
+    let low = 0;
+    let high = this.events.length;
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      if (comparePositions(this.events[middle]!.position, after) <= 0) low = middle + 1;
+      else high = middle;
+    }
+    return low;
+  }
+}

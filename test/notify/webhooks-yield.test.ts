@@ -1,0 +1,74 @@
+// Collection comes first (src/collect/activity.ts): while a sweep runs in the process, the
+// webhook dispatcher starts no send; the sweep over, what waited goes out.
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { test } from 'node:test';
+import { ManualClock, systemClock } from '../../src/clock.ts';
+import { CollectionActivity } from '../../src/collect/activity.ts';
+import { migrate } from '../../src/db/migrate.ts';
+import type { EventStore } from '../../src/eventstore/port.ts';
+import { allMigrations } from '../../src/migrations.ts';
+import { deliveryIdOf, recordDeliveries } from '../../src/notify/webhooks/deliveries.ts';
+import { WebhookDispatcher } from '../../src/notify/webhooks/dispatcher.ts';
+import { newWebhookSecret, SecretBox } from '../../src/notify/webhooks/secret-box.ts';
+import { READ_SCHEMA } from '../../projections/index.ts';
+import { webhooksProjection } from '../../projections/webhooks.ts';
+import { createTestDatabase } from '../support/db.ts';
+import { within } from '../support/wait.ts';
+import { WebhookReceiver } from '../support/webhook-receiver.ts';
+
+test('no webhook send starts while a collection sweep runs; once it ends, the delivery goes', async (t) => {
+  const db = await createTestDatabase();
+  t.after(() => db.drop());
+  const receiver = await new WebhookReceiver().start();
+  t.after(() => receiver.stop());
+  await migrate(db.pool, allMigrations);
+  await db.pool.query(webhooksProjection.ddl(READ_SCHEMA));
+  const box = SecretBox.fromKey(randomBytes(32));
+  const secret = newWebhookSecret();
+  receiver.expect('/hook', secret);
+  await db.pool.query(
+    `INSERT INTO ${READ_SCHEMA}.webhook_endpoints (endpoint_id, org_id, mode, url, events, sealed_secret, created_at, updated_at)
+     VALUES ('wh_yield', 'org_yield', 'live', $1, ARRAY['snapshot.created'], $2, now(), now())`,
+    [`${receiver.url}/hook`, box.seal(secret)],
+  );
+  const clock = new ManualClock('2026-03-01T00:00:00.000Z');
+  const body = JSON.stringify({ type: 'snapshot.created', timestamp: clock.now().toISOString(), data: {} });
+  const deliveryId = deliveryIdOf('event-1', 'snapshot.created', 'wh_yield');
+  await recordDeliveries(db.pool, [{ deliveryId, endpointId: 'wh_yield', orgId: 'org_yield', eventId: 'event-1', eventType: 'snapshot.created', videoId: 'video-1', body, createdAt: clock.now() }]);
+
+  const activity = new CollectionActivity();
+  let endSweep!: () => void;
+  const sweep = activity.during(() => new Promise<void>((resolve) => (endSweep = resolve)));
+  let asked!: () => void;
+  const askedDuringSweep = new Promise<void>((resolve) => (asked = resolve));
+  const errors: unknown[] = [];
+  const dispatcher = new WebhookDispatcher({
+    pool: db.pool,
+    store: {} as EventStore, // nothing here disables an endpoint
+    clock,
+    wall: systemClock,
+    timeScale: 1,
+    box,
+    policy: { allowHttpHosts: ['127.0.0.1'], allowPrivate: true },
+    onError: (error) => errors.push(error),
+    collecting: () => {
+      asked();
+      return activity.idle();
+    },
+  });
+  t.after(() => dispatcher.stop(5_000));
+  dispatcher.kick();
+  await within('the dispatcher to ask whether a sweep runs', askedDuringSweep, 10_000);
+  const { rows } = await db.pool.query<{ attempts: number; claim_token: string | null }>(`SELECT attempts, claim_token FROM webhooks.deliveries`);
+  assert.deepEqual(rows, [{ attempts: 0, claim_token: null }], 'not claimed while the sweep runs');
+  assert.equal(receiver.received.length, 0);
+
+  endSweep();
+  await sweep;
+  const [got] = await receiver.waitFor('/hook', 1);
+  assert.equal(got!.id, deliveryId);
+  assert.deepEqual(got!.verifiedWith, [true]);
+  await dispatcher.idle();
+  assert.deepEqual(errors, []);
+});
