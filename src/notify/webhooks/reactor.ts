@@ -56,9 +56,9 @@ export interface WebhookReactorDeps {
 const RETRY_MS = 5_000;
 /**
  * Deliveries per write. Readers of the log see nothing appended after a write transaction began
- * until it ends (the horizon, src/eventstore/postgres.ts), so one transaction for a page of
- * 5,000 deliveries (about 100 ms) held back the projector, and with it each collection round,
- * for that long. Written 1,000 at a time, each write holds it for a fifth of that.
+ * until it ends (the horizon, src/eventstore/postgres.ts), so one write of a page's 5,000
+ * deliveries (about 100 ms) held back every reader (the projector, read-your-writes) that long;
+ * 1,000 at a time hold them back about 20 ms.
  */
 const RECORD_CHUNK = 1_000;
 /** How long a page waits for the read models (endpoints, videos) to reach it before it is tried again. */
