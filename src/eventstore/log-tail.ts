@@ -10,7 +10,7 @@
 // `frontier`, none missing.
 import { comparePositions, type Position, type RecordedEvent } from './port.ts';
 
-/** Enough for the projector and both reactors a few pages of 5,000 apart. */
+/** At least this many events are kept (at most twice as many): enough for the projector and both reactors a few pages of 5,000 apart. */
 const KEPT_EVENTS = 20_000;
 
 export class LogTail {
@@ -43,8 +43,11 @@ export class LogTail {
     }
     const end = page[page.length - 1]!.position;
     const atHead = page.length < limit;
-    if (this.start && this.frontier && comparePositions(after, this.start) >= 0 && comparePositions(after, this.frontier) <= 0) {
-      // Overlaps or extends the stretch: keep what comes before the page, then the page.
+    if (this.frontier && comparePositions(after, this.frontier) === 0) {
+      // The common case, a read where the last one ended: in place (this runs on every read).
+      for (const event of page) this.events.push(event);
+    } else if (this.start && this.frontier && comparePositions(after, this.start) >= 0 && comparePositions(after, this.frontier) < 0) {
+      // Overlaps the stretch: keep what comes before the page, then the page.
       const beyond = comparePositions(end, this.frontier);
       if (beyond < 0) return; // an older, shorter read: nothing new
       if (beyond === 0) {
@@ -58,7 +61,8 @@ export class LogTail {
     }
     this.frontier = end;
     this.headReadAt = atHead ? readAt : Number.NEGATIVE_INFINITY;
-    if (this.events.length > KEPT_EVENTS) {
+    // Trimmed only once it is twice the size: a trim copies what is kept.
+    if (this.events.length > 2 * KEPT_EVENTS) {
       const dropped = this.events.length - KEPT_EVENTS;
       this.start = this.events[dropped - 1]!.position;
       this.events = this.events.slice(dropped);

@@ -75,7 +75,7 @@ export class PostgresEventStore implements EventStore {
   private readonly pollIntervalMs: number;
   private readonly tail = new LogTail();
   /** Reads of the log under way for subscriptions, by the position they read after. */
-  private readonly tailReads = new Map<string, Promise<RecordedEvent[]>>();
+  private readonly tailReads = new Map<string, { readAt: number; page: Promise<RecordedEvent[]> }>();
   private closed = false;
 
   constructor(
@@ -241,17 +241,18 @@ export class PostgresEventStore implements EventStore {
     if (kept) return kept;
     const key = formatPosition(after);
     const under = this.tailReads.get(key);
-    if (under) {
-      await under.catch(() => undefined);
+    // A read sent before this reader woke may end short of what woke it: waiting for it would
+    // only put a read of its own behind it (the projector's lag is read-your-writes' latency).
+    if (under && under.readAt >= wokeAt) {
+      await under.page.catch(() => undefined);
       const shared = this.tail.serve(after, limit, wokeAt);
       if (shared) return shared;
     }
-    const readAt = performance.now();
-    const read = this.readPage(after, limit);
+    const read = { readAt: performance.now(), page: this.readPage(after, limit) };
     this.tailReads.set(key, read);
     try {
-      const page = await read;
-      this.tail.remember(after, limit, page, readAt);
+      const page = await read.page;
+      this.tail.remember(after, limit, page, read.readAt);
       return page;
     } finally {
       if (this.tailReads.get(key) === read) this.tailReads.delete(key);

@@ -40,10 +40,12 @@ test('log tail: an overlapping read extends the stretch, an older shorter one ch
   assert.deepEqual(ids(tail.serve(at(100), 10, 35)), ['e101', 'e102']);
 });
 
-test('log tail: it keeps the newest 20,000 events', () => {
+test('log tail: past 40,000 events it keeps the newest 20,000', () => {
   const tail = new LogTail();
-  tail.remember(at(0), 30_000, events(1, 25_000), 10);
-  assert.equal(tail.serve(at(4_999), 10, 0), null, 'dropped');
-  assert.deepEqual(ids(tail.serve(at(5_000), 2, 0)), ['e5001', 'e5002']);
-  assert.equal(tail.serve(at(24_990), 100, 5)?.length, 10);
+  tail.remember(at(0), 50_000, events(1, 30_000), 10);
+  assert.deepEqual(ids(tail.serve(at(0), 2, 0)), ['e1', 'e2'], 'not yet trimmed');
+  tail.remember(at(30_000), 50_000, events(30_001, 45_000), 20);
+  assert.equal(tail.serve(at(24_999), 10, 0), null, 'dropped');
+  assert.deepEqual(ids(tail.serve(at(25_000), 2, 0)), ['e25001', 'e25002']);
+  assert.equal(tail.serve(at(44_990), 100, 15)?.length, 10);
 });
