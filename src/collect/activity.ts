@@ -1,7 +1,8 @@
 // Whether this process is collecting right now. Collection comes first: a slot not collected in
 // its hour is lost and late snapshots are what customers pay for, while a webhook delivery only
 // waits. So the webhook dispatcher starts no new sends while a sweep runs here (those under way
-// go on); between two sweeps of a burst it claims again, so deliveries still move.
+// go on), for at most a few seconds at a time (its MAX_YIELD_MS), so that sweeps one after
+// another cannot hold deliveries back for good.
 export class CollectionActivity {
   private running = 0;
   private waiting: Array<() => void> = [];

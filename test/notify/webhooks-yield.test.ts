@@ -2,7 +2,7 @@
 // webhook dispatcher starts no send; the sweep over, what waited goes out.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import { ManualClock, systemClock } from '../../src/clock.ts';
 import { CollectionActivity } from '../../src/collect/activity.ts';
 import { migrate } from '../../src/db/migrate.ts';
@@ -17,11 +17,17 @@ import { createTestDatabase } from '../support/db.ts';
 import { within } from '../support/wait.ts';
 import { WebhookReceiver } from '../support/webhook-receiver.ts';
 
-test('no webhook send starts while a collection sweep runs; once it ends, the delivery goes', async (t) => {
+/** A database with one endpoint on a real receiver and one delivery recorded for it, and a collection sweep held open. */
+async function setUp(t: TestContext) {
+  // Undone last first, also when the test fails: the dispatcher stops before the database goes.
+  const cleanups: Array<() => unknown> = [];
+  t.after(async () => {
+    for (const cleanup of cleanups.reverse()) await cleanup();
+  });
   const db = await createTestDatabase();
-  t.after(() => db.drop());
+  cleanups.push(() => db.drop());
   const receiver = await new WebhookReceiver().start();
-  t.after(() => receiver.stop());
+  cleanups.push(() => receiver.stop());
   await migrate(db.pool, allMigrations);
   await db.pool.query(webhooksProjection.ddl(READ_SCHEMA));
   const box = SecretBox.fromKey(randomBytes(32));
@@ -40,24 +46,36 @@ test('no webhook send starts while a collection sweep runs; once it ends, the de
   const activity = new CollectionActivity();
   let endSweep!: () => void;
   const sweep = activity.during(() => new Promise<void>((resolve) => (endSweep = resolve)));
+  // A test that fails must not leave the sweep (and so the dispatcher) waiting.
+  cleanups.push(() => endSweep());
   let asked!: () => void;
   const askedDuringSweep = new Promise<void>((resolve) => (asked = resolve));
   const errors: unknown[] = [];
-  const dispatcher = new WebhookDispatcher({
-    pool: db.pool,
-    store: {} as EventStore, // nothing here disables an endpoint
-    clock,
-    wall: systemClock,
-    timeScale: 1,
-    box,
-    policy: { allowHttpHosts: ['127.0.0.1'], allowPrivate: true },
-    onError: (error) => errors.push(error),
-    collecting: () => {
-      asked();
-      return activity.idle();
-    },
-  });
-  t.after(() => dispatcher.stop(5_000));
+  const dispatcherFor = (maxYieldMs: number) => {
+    const dispatcher = new WebhookDispatcher({
+      pool: db.pool,
+      store: {} as EventStore, // nothing here disables an endpoint
+      clock,
+      wall: systemClock,
+      timeScale: 1,
+      box,
+      policy: { allowHttpHosts: ['127.0.0.1'], allowPrivate: true },
+      onError: (error) => errors.push(error),
+      collecting: () => {
+        asked();
+        return activity.idle();
+      },
+      maxYieldMs,
+    });
+    cleanups.push(() => dispatcher.stop(5_000));
+    return dispatcher;
+  };
+  return { db, receiver, deliveryId, sweep, endSweep: () => endSweep(), askedDuringSweep, errors, dispatcherFor };
+}
+
+test('no webhook send starts while a collection sweep runs; once it ends, the delivery goes', async (t) => {
+  const { db, receiver, deliveryId, sweep, endSweep, askedDuringSweep, errors, dispatcherFor } = await setUp(t);
+  const dispatcher = dispatcherFor(600_000);
   dispatcher.kick();
   await within('the dispatcher to ask whether a sweep runs', askedDuringSweep, 10_000);
   const { rows } = await db.pool.query<{ attempts: number; claim_token: string | null }>(`SELECT attempts, claim_token FROM webhooks.deliveries`);
@@ -70,5 +88,16 @@ test('no webhook send starts while a collection sweep runs; once it ends, the de
   assert.equal(got!.id, deliveryId);
   assert.deepEqual(got!.verifiedWith, [true]);
   await dispatcher.idle();
+  assert.deepEqual(errors, []);
+});
+
+test('a sweep that goes on and on holds a send back only so long', async (t) => {
+  const { receiver, deliveryId, askedDuringSweep, errors, dispatcherFor } = await setUp(t);
+  const dispatcher = dispatcherFor(50);
+  dispatcher.kick();
+  await within('the dispatcher to ask whether a sweep runs', askedDuringSweep, 10_000);
+  // The sweep is never ended: the delivery goes all the same.
+  const [got] = await receiver.waitFor('/hook', 1);
+  assert.equal(got!.id, deliveryId);
   assert.deepEqual(errors, []);
 });

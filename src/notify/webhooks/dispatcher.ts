@@ -44,8 +44,10 @@ export interface DispatcherDeps {
   /** Sends in flight in this process, all endpoints together. */
   concurrency?: number;
   random?: () => number;
-  /** Resolves when no collection sweep runs in this process: no send starts during one (src/collect/activity.ts). */
+  /** Resolves when no collection sweep runs in this process: no send starts during one, for up to `maxYieldMs` (src/collect/activity.ts). */
   collecting?: () => Promise<void>;
+  /** Default MAX_YIELD_MS. */
+  maxYieldMs?: number;
   /** The attempt itself (tests may watch it); default: postWebhook. */
   post?: typeof postWebhook;
 }
@@ -59,6 +61,11 @@ const POLL_MS = 2_000;
  */
 const IDLE_POLL_MS = 30_000;
 const DATABASE_RETRY_MS = 2_000;
+/**
+ * Longest wait (wall time) for a collection sweep before a claim goes ahead anyway: a scheduler
+ * that is always behind runs one sweep after another, and deliveries must still move.
+ */
+const MAX_YIELD_MS = 5_000;
 
 export class WebhookDispatcher {
   private draining: Promise<void> | null = null;
@@ -108,7 +115,7 @@ export class WebhookDispatcher {
     while (!this.stopped) {
       const room = concurrency - this.inFlight.size;
       if (room <= 0) return; // a finishing send kicks again
-      await this.deps.collecting?.();
+      if (this.deps.collecting) await raceDeadline(this.deps.collecting(), this.deps.maxYieldMs ?? MAX_YIELD_MS);
       if (this.stopped) return;
       const claimed = await claimDue(this.sendPool, this.deps.clock.now(), room);
       // Stopped while claiming: these are not sent here (their claims lapse and another sender takes them).
