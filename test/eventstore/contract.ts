@@ -238,13 +238,7 @@ export function eventStoreContract(name: string, make: () => Promise<ContractFix
           }
         }),
       );
-      await waitFor(() => seen.length >= total, 30_000, `all ${total} events`);
-      // Anything delivered twice would come before an event appended after all of them.
-      await fence(store, seen);
-      withoutFences(seen);
-      assert.equal(seen.length, total);
-      assert.equal(new Set(seen.map((e) => e.id)).size, total, 'every event exactly once');
-      assertStrictlyIncreasing(seen);
+      await assertEachOnceInOrder(store, seen, total);
       const revisions = new Map<string, bigint[]>();
       for (const e of seen) revisions.set(e.streamId, [...(revisions.get(e.streamId) ?? []), e.revision]);
       for (const [stream, list] of revisions) {
@@ -282,14 +276,7 @@ export function eventStoreContract(name: string, make: () => Promise<ContractFix
           }
         }),
       );
-      for (const { seen } of readers) {
-        await waitFor(() => seen.length >= total, 30_000, `all ${total} events`);
-        await fence(store, seen);
-        withoutFences(seen);
-        assert.equal(seen.length, total);
-        assert.equal(new Set(seen.map((e) => e.id)).size, total, 'every event exactly once');
-        assertStrictlyIncreasing(seen);
-      }
+      for (const { seen } of readers) await assertEachOnceInOrder(store, seen, total);
       // Later fences (each reader's own) reach every reader: only the test's events are compared.
       const order = (seen: RecordedEvent[]) => seen.filter((e) => !e.streamId.startsWith(FENCE)).map((e) => e.id).join();
       assert.equal(order(readers[1]!.seen), order(readers[0]!.seen), 'the same order for every subscriber');
@@ -457,6 +444,17 @@ async function collect(
     subscription?.unsubscribe();
   }
   return events.slice(0, count);
+}
+
+/** `total` events reach `seen`, then nothing more of them: each once, in increasing positions (fences taken out). */
+async function assertEachOnceInOrder(store: EventStore, seen: RecordedEvent[], total: number): Promise<void> {
+  await waitFor(() => seen.length >= total, 30_000, `all ${total} events`);
+  // Anything delivered twice would come before an event appended after all of them.
+  await fence(store, seen);
+  withoutFences(seen);
+  assert.equal(seen.length, total);
+  assert.equal(new Set(seen.map((e) => e.id)).size, total, 'every event exactly once');
+  assertStrictlyIncreasing(seen);
 }
 
 function assertStrictlyIncreasing(events: readonly RecordedEvent[]): void {
