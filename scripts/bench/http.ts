@@ -521,8 +521,8 @@ const track: Benchmark = {
           unit: 'req/s',
           limit: null,
           limitLabel: '-',
-          target: '>= 1,000 req/s',
-          met: context.smoke ? null : value!.rps >= 1_000,
+          target: '>= 2,000 req/s',
+          met: context.smoke ? null : value!.rps >= 2_000,
           notes: [`p99 ${value!.p99} ms`, cpuNote(value!), oddities(value!, 201)].filter(Boolean).join('; '),
         },
       ];
