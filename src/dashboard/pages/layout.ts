@@ -77,7 +77,6 @@ ${content}
   );
 }
 
-/** An error or notice box; role=alert so screen readers announce it. */
 /** The Live/Test choice of a form that makes something of one mode (a key, a webhook endpoint). */
 export function modeChoice(mode: KeyMode, hint: string): Html {
   return html`<fieldset><legend>Mode</legend>
@@ -87,6 +86,7 @@ export function modeChoice(mode: KeyMode, hint: string): Html {
   </fieldset>`;
 }
 
+/** An error or notice box; role=alert so screen readers announce it. */
 export function notice(kind: 'error' | 'ok', text: string | Html): Html {
   return html`<p class="notice ${kind}" role="${kind === 'error' ? 'alert' : 'status'}"><strong>${kind === 'error' ? 'Error: ' : 'Done: '}</strong>${text}</p>`;
 }
