@@ -170,7 +170,8 @@ export function createService(config: Config, options: ServiceOptions = {}): Ser
     // A command-line tool collects nothing: it gets no platform clients (and no log about them).
     const collectors = options.collectors ?? (parts.size > 0 ? collectorsFromEnv(config, log) : createCollectorSet({ live: {}, fallbackToSimulator: false }));
     const metrics = new Metrics({ pool, clock, store });
-    const work: WorkDeps = { pool, store, collectors, clock, watcher, holder: options.holder ?? `scheduler-${randomUUID()}`, batchSize: options.batchSize ?? 5_000, activity: new CollectionActivity() };
+    const activity = new CollectionActivity();
+    const work: WorkDeps = { pool, store, collectors, clock, watcher, holder: options.holder ?? `scheduler-${randomUUID()}`, batchSize: options.batchSize ?? 5_000, activity };
     checkNotStopping();
 
     let runner: ProjectionRunner | null = null;
@@ -217,7 +218,7 @@ export function createService(config: Config, options: ServiceOptions = {}): Ser
           policy: webhookPolicy(config),
           mail: { smtpUrl: config.smtpUrl, from: config.mailFrom, outbox: path.join(config.dataDir, 'mail') },
           post: options.webhookPost,
-          collecting: () => work.activity!.idle(),
+          collecting: () => activity.idle(),
         });
         webhooks = reactor;
         stops.push({ phase: 1, name: 'webhooks', stop: () => reactor.stop(STOP_WORK_MS) });

@@ -72,9 +72,12 @@ export class WebhookReactor {
   private mailSender: OutboxSender | null = null;
   private closeMailer: () => void = () => undefined;
   readonly dispatcher: WebhookDispatcher;
+  /** Where writes that need not wait for the disk go (see `sendPool`). */
+  private readonly asyncPool: Pool;
   private onError: (error: unknown) => void = () => undefined;
 
   constructor(private readonly deps: WebhookReactorDeps) {
+    this.asyncPool = deps.sendPool ?? deps.pool;
     this.dispatcher = new WebhookDispatcher({
       pool: deps.pool,
       sendPool: deps.sendPool,
@@ -136,13 +139,13 @@ export class WebhookReactor {
       // Most pages (no endpoint subscribed to what they hold) move only the checkpoint: one
       // statement, on the connections that do not wait for the disk. A checkpoint a crash loses
       // only means pages read again, and a page read again records nothing twice.
-      await advanceCheckpoint(this.deps.sendPool ?? this.deps.pool, 'webhooks.checkpoint', last);
+      await advanceCheckpoint(this.asyncPool, 'webhooks.checkpoint', last);
       return;
     }
     // On the connections that do not wait for the disk: the checkpoint's commit below does, and
     // makes these durable with it; a crash before it means the page is read and recorded again.
     for (let i = 0; i < prepared.deliveries.length; i += RECORD_CHUNK) {
-      await recordDeliveries(this.deps.sendPool ?? this.deps.pool, prepared.deliveries.slice(i, i + RECORD_CHUNK));
+      await recordDeliveries(this.asyncPool, prepared.deliveries.slice(i, i + RECORD_CHUNK));
       this.dispatcher.kick();
     }
     // What depends on a balance is decided and recorded with the checkpoint: a page read again
