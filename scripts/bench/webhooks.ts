@@ -12,7 +12,7 @@ import { createPool } from '../../src/db/pool.ts';
 import { migrate } from '../../src/db/migrate.ts';
 import type { EventStore } from '../../src/eventstore/port.ts';
 import { allMigrations } from '../../src/migrations.ts';
-import { deliveryIdOf, recordDeliveries, type NewDelivery } from '../../src/notify/webhooks/deliveries.ts';
+import { deliveryIdOf, expandBatches, recordDeliveries, type NewDelivery } from '../../src/notify/webhooks/deliveries.ts';
 import { WebhookDispatcher } from '../../src/notify/webhooks/dispatcher.ts';
 import { newWebhookSecret, SecretBox } from '../../src/notify/webhooks/secret-box.ts';
 import { webhooksProjection } from '../../projections/webhooks.ts';
@@ -96,7 +96,7 @@ export const webhooksBenchmark: Benchmark = {
       const limit = await barePosts(sink.url, total, 10);
       const figures: Figure[] = [];
       for (const endpoints of [1, 100]) {
-        await pool.query(`TRUNCATE webhooks.deliveries, ${READ_SCHEMA}.webhook_endpoints`);
+        await pool.query(`TRUNCATE webhooks.deliveries, webhooks.delivery_batches, ${READ_SCHEMA}.webhook_endpoints`);
         const ids = Array.from({ length: endpoints }, (_, i) => `wh_bench_${endpoints}_${i}`);
         await pool.query(
           `INSERT INTO ${READ_SCHEMA}.webhook_endpoints (endpoint_id, org_id, mode, url, events, sealed_secret, created_at, updated_at)
@@ -219,6 +219,7 @@ async function collectionWithWebhooks(context: Parameters<Benchmark['run']>[0], 
     }
     await service.settle();
     const withHooks = await collectHour(service, videos);
+    await expandBatches(service.pool);
     const { rows } = await service.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM webhooks.deliveries`);
     if (rows[0]!.n < videos) throw new Error(`expected ${videos} deliveries recorded, found ${rows[0]!.n}`);
     context.log(

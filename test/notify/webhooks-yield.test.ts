@@ -8,7 +8,7 @@ import { CollectionActivity } from '../../src/collect/activity.ts';
 import { migrate } from '../../src/db/migrate.ts';
 import type { EventStore } from '../../src/eventstore/port.ts';
 import { allMigrations } from '../../src/migrations.ts';
-import { deliveryIdOf, recordDeliveries } from '../../src/notify/webhooks/deliveries.ts';
+import { deliveryIdOf, listDeliveries, recordDeliveries } from '../../src/notify/webhooks/deliveries.ts';
 import { WebhookDispatcher } from '../../src/notify/webhooks/dispatcher.ts';
 import { newWebhookSecret, SecretBox } from '../../src/notify/webhooks/secret-box.ts';
 import { READ_SCHEMA } from '../../projections/index.ts';
@@ -78,8 +78,8 @@ test('no webhook send starts while a collection sweep runs; once it ends, the de
   const dispatcher = dispatcherFor(600_000);
   dispatcher.kick();
   await within('the dispatcher to ask whether a sweep runs', askedDuringSweep, 10_000);
-  const { rows } = await db.pool.query<{ attempts: number; claim_token: string | null }>(`SELECT attempts, claim_token FROM webhooks.deliveries`);
-  assert.deepEqual(rows, [{ attempts: 0, claim_token: null }], 'not claimed while the sweep runs');
+  const listed = await listDeliveries(db.pool, 'wh_yield', null, 10);
+  assert.deepEqual(listed.map((d) => [d.delivery_id, d.status, d.attempts]), [[deliveryId, 'pending', 0]], 'not claimed while the sweep runs');
   assert.equal(receiver.received.length, 0);
 
   endSweep();

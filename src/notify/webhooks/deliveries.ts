@@ -1,6 +1,7 @@
-// The deliveries table (webhooks.deliveries): recorded by the reactor in the transaction of its
-// checkpoint, claimed here and marked (marks.ts) by the dispatcher around each send (never
-// inside a transaction that stays open during the send), listed, replayed and recovered by the API.
+// The deliveries table (webhooks.deliveries): recorded by the reactor (in batches, made rows
+// before anything reads them), claimed here and marked (marks.ts) by the dispatcher around each
+// send (never inside a transaction that stays open during the send), listed, replayed and
+// recovered by the API.
 import { hash } from 'node:crypto';
 import type { ClientBase, Pool } from 'pg';
 import { READ_SCHEMA as rm } from '../../../projections/index.ts';
@@ -28,37 +29,99 @@ export function deliveryIdOf(eventId: string, type: string, endpointId: string):
   return `msg_${hash('sha256', `${eventId}:${type}:${endpointId}`, 'hex').slice(0, 32)}`;
 }
 
+/** Between the lines of one endpoint's batch: JSON.stringify escapes it, like a line break. */
+const BATCH_SEPARATOR = '\x1e';
+
 /**
- * On its own or inside the caller's transaction; a delivery recorded before (a page read again)
- * is left as it is. Each column goes as one text, a line per delivery: JSON.stringify never
- * writes a line break (bodies are JSON) and ids are ours, so splitting is all the server does.
- * (As one JSON document, bodies escaped inside it, parsing took half of the insert's time.)
+ * Records deliveries, on their own or inside the caller's transaction, as one row per endpoint
+ * (a batch) that `expandBatches` turns into a row per delivery before anything reads them. A
+ * row per delivery (five index entries) cost collection a quarter of its pace while every
+ * snapshot was subscribed; a batch costs one, and the rows are made when the dispatcher next
+ * claims, which waits for the collection sweep. Each column goes as one text, a line per
+ * delivery and a separator per endpoint: JSON.stringify writes neither (bodies are JSON) and
+ * ids are ours, so splitting is all the server does.
  */
 export async function recordDeliveries(db: Pool | ClientBase, deliveries: readonly NewDelivery[]): Promise<void> {
   if (deliveries.length === 0) return;
-  const column = (value: (d: NewDelivery) => string) => {
-    const values = deliveries.map(value);
-    if (values.some((v) => v.includes('\n'))) throw new Error('a webhook delivery field holds a line break');
-    return values.join('\n');
-  };
+  const byEndpoint = new Map<string, NewDelivery[]>();
+  for (const d of deliveries) {
+    const batch = byEndpoint.get(d.endpointId);
+    if (batch) batch.push(d);
+    else byEndpoint.set(d.endpointId, [d]);
+  }
+  const batches = [...byEndpoint.values()];
+  const column = (value: (d: NewDelivery) => string, checked = true) =>
+    batches
+      .map((batch) => {
+        const values = batch.map(value);
+        if (checked && values.some((v) => v.includes('\n') || v.includes(BATCH_SEPARATOR))) throw new Error('a webhook delivery field holds a line break');
+        return values.join('\n');
+      })
+      .join(BATCH_SEPARATOR);
   await db.query(
-    `INSERT INTO webhooks.deliveries (delivery_id, endpoint_id, org_id, event_id, event_type, video_id, body, created_at, next_attempt_at)
-     SELECT d.delivery_id, d.endpoint_id, d.org_id, d.event_id, d.event_type, nullif(d.video_id, ''), d.body, d.created_at::timestamptz, d.created_at::timestamptz
-     FROM unnest(string_to_array($1, E'\\n'), string_to_array($2, E'\\n'), string_to_array($3, E'\\n'), string_to_array($4, E'\\n'),
-                 string_to_array($5, E'\\n'), string_to_array($6, E'\\n'), string_to_array($7, E'\\n'), string_to_array($8, E'\\n'))
-       AS d(delivery_id, endpoint_id, org_id, event_id, event_type, video_id, body, created_at)
-     ON CONFLICT (delivery_id) DO NOTHING`,
+    `INSERT INTO webhooks.delivery_batches (endpoint_id, delivery_ids, org_ids, event_ids, event_types, video_ids, bodies, created_ats)
+     SELECT * FROM unnest(string_to_array($1, E'\\x1e'), string_to_array($2, E'\\x1e'), string_to_array($3, E'\\x1e'), string_to_array($4, E'\\x1e'),
+                          string_to_array($5, E'\\x1e'), string_to_array($6, E'\\x1e'), string_to_array($7, E'\\x1e'), string_to_array($8, E'\\x1e'))`,
     [
+      batches.map((batch) => batch[0]!.endpointId).join(BATCH_SEPARATOR),
       column((d) => d.deliveryId),
-      column((d) => d.endpointId),
       column((d) => d.orgId),
       column((d) => d.eventId),
       column((d) => d.eventType),
       column((d) => d.videoId ?? ''),
-      column((d) => d.body),
+      // Bodies are JSON.stringify's (bodyOf): not worth a scan of every byte.
+      column((d) => d.body, false),
       column((d) => d.createdAt.toISOString()),
     ],
   );
+}
+
+/** Batches expanded per statement (each its own short transaction). */
+const EXPAND_BATCHES = 100;
+
+/**
+ * Makes the rows of recorded batches (of one endpoint, or all), oldest batch first, so `seq`
+ * keeps the recording order. Serialized across processes: two expanding at once could give a
+ * later delivery of a video the lower seq. A delivery there already (a page recorded twice) is
+ * left as it is.
+ */
+export async function expandBatches(pool: Pool, endpointId: string | null = null): Promise<void> {
+  const anyBatch = `SELECT 1 FROM webhooks.delivery_batches WHERE $1::text IS NULL OR endpoint_id = $1 LIMIT 1`;
+  // Most calls find nothing to expand: one statement, not a transaction under the lock.
+  while ((await pool.query(anyBatch, [endpointId])).rows.length > 0) {
+    const client = await pool.connect();
+    let taken = 0;
+    try {
+      await client.query('BEGIN');
+      await client.query(`SELECT pg_advisory_xact_lock(hashtext('webhooks.expand'))`);
+      const { rows } = await client.query<{ taken: number }>(
+        `WITH taken AS (
+           DELETE FROM webhooks.delivery_batches
+           WHERE batch_id IN (SELECT batch_id FROM webhooks.delivery_batches WHERE $1::text IS NULL OR endpoint_id = $1 ORDER BY batch_id LIMIT $2)
+           RETURNING *
+         ), made AS (
+           INSERT INTO webhooks.deliveries (delivery_id, endpoint_id, org_id, event_id, event_type, video_id, body, created_at, next_attempt_at)
+           SELECT d.delivery_id, t.endpoint_id, d.org_id, d.event_id, d.event_type, nullif(d.video_id, ''), d.body, d.created_at::timestamptz, d.created_at::timestamptz
+           FROM taken t CROSS JOIN LATERAL unnest(string_to_array(t.delivery_ids, E'\\n'), string_to_array(t.org_ids, E'\\n'), string_to_array(t.event_ids, E'\\n'),
+                                                  string_to_array(t.event_types, E'\\n'), string_to_array(t.video_ids, E'\\n'), string_to_array(t.bodies, E'\\n'),
+                                                  string_to_array(t.created_ats, E'\\n'))
+             WITH ORDINALITY AS d(delivery_id, org_id, event_id, event_type, video_id, body, created_at, n)
+           ORDER BY t.batch_id, d.n
+           ON CONFLICT (delivery_id) DO NOTHING
+         )
+         SELECT count(*)::int AS taken FROM taken`,
+        [endpointId, EXPAND_BATCHES],
+      );
+      await client.query('COMMIT');
+      taken = rows[0]!.taken;
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    } finally {
+      client.release();
+    }
+    if (taken < EXPAND_BATCHES) return;
+  }
 }
 
 export interface Claimed {
@@ -157,6 +220,7 @@ export async function claimDue(pool: Pool, now: Date, limit: number): Promise<Cl
 
 /** Pending deliveries of an endpoint that can no longer receive them (deleted or disabled) end as failed. */
 export async function failPendingOf(pool: Pool, endpointId: string, reason: string): Promise<void> {
+  await expandBatches(pool, endpointId);
   await pool.query(
     `UPDATE webhooks.deliveries SET status = 'failed', last_error = $2, next_attempt_at = NULL, claimed_until = NULL, claim_token = NULL
      WHERE endpoint_id = $1 AND status = 'pending'`,
@@ -191,6 +255,7 @@ export interface DeliveryRow {
 
 /** An endpoint's deliveries, newest first, after `beforeSeq` (a cursor) when given. */
 export async function listDeliveries(pool: Pool, endpointId: string, beforeSeq: bigint | null, limit: number): Promise<DeliveryRow[]> {
+  await expandBatches(pool, endpointId);
   const { rows } = await pool.query<DeliveryRow>(
     `SELECT delivery_id, seq::text, event_id, event_type, status, attempts, last_status, next_attempt_at, created_at, delivered_at
      FROM webhooks.deliveries WHERE endpoint_id = $1 AND ($2::bigint IS NULL OR seq < $2::bigint) ORDER BY seq DESC LIMIT $3`,
@@ -201,6 +266,7 @@ export async function listDeliveries(pool: Pool, endpointId: string, beforeSeq: 
 
 /** Sends a delivery again (with its webhook-id), on a fresh schedule; false when the endpoint has no such delivery. */
 export async function replayDelivery(pool: Pool, endpointId: string, deliveryId: string, now: Date): Promise<boolean> {
+  await expandBatches(pool, endpointId);
   const { rowCount } = await pool.query(
     `UPDATE webhooks.deliveries SET status = 'pending', attempts = 0, next_attempt_at = $3, claimed_until = NULL, claim_token = NULL
      WHERE endpoint_id = $1 AND delivery_id = $2 AND claim_token IS NULL`,

@@ -13,7 +13,7 @@ import type { DisabledReason } from '../../domain/webhooks.ts';
 import type { EventStore } from '../../eventstore/port.ts';
 import { findOrganization } from '../../../projections/queries.ts';
 import { recordMessages, type OutboxMessage } from '../outbox.ts';
-import { claimDue, failPendingOf, nextDue, type Claimed, type ClaimedEndpoint } from './deliveries.ts';
+import { claimDue, expandBatches, failPendingOf, nextDue, type Claimed, type ClaimedEndpoint } from './deliveries.ts';
 import { AttemptMarks } from './marks.ts';
 import type { SecretBox } from './secret-box.ts';
 import { postWebhook, type AttemptResult } from './sender.ts';
@@ -117,6 +117,7 @@ export class WebhookDispatcher {
       if (room <= 0) return; // a finishing send kicks again
       if (this.deps.collecting) await raceDeadline(this.deps.collecting(), this.deps.maxYieldMs ?? MAX_YIELD_MS);
       if (this.stopped) return;
+      await expandBatches(this.sendPool);
       const claimed = await claimDue(this.sendPool, this.deps.clock.now(), room);
       // Stopped while claiming: these are not sent here (their claims lapse and another sender takes them).
       if (this.stopped) return;

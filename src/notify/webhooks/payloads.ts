@@ -120,7 +120,8 @@ export function dataOf(cause: WebhookCause, facts: VideoFacts | null): Record<st
 /** The body sent, kept under MAX_BODY_BYTES: platform text (title, description) is what can make it long. */
 export function bodyOf(type: WebhookEventType, timestamp: string, data: Record<string, unknown>): string {
   let body = JSON.stringify({ type, timestamp, data });
-  if (Buffer.byteLength(body) < MAX_BODY_BYTES) return body;
+  // A UTF-16 unit is at most 3 bytes of UTF-8: most bodies need no count of their bytes.
+  if (body.length * 3 < MAX_BODY_BYTES || Buffer.byteLength(body) < MAX_BODY_BYTES) return body;
   body = JSON.stringify({ type, timestamp, data: shortened(data, 500) });
   if (Buffer.byteLength(body) < MAX_BODY_BYTES) return body;
   return JSON.stringify({ type, timestamp, data: shortened(data, 50) });

@@ -60,4 +60,22 @@ export const webhookMigrations: readonly Migration[] = [
     sql: `CREATE INDEX deliveries_claimed ON webhooks.deliveries (endpoint_id) WHERE status = 'pending' AND claim_token IS NOT NULL;
       ALTER TABLE webhooks.deliveries DROP CONSTRAINT deliveries_seq_key;`,
   },
+  {
+    // What the reactor records: per endpoint and page, its deliveries' columns as text, a line
+    // each, until the next claim makes them rows of deliveries (deliveries.ts, expandBatches).
+    id: 'webhooks/005-delivery-batches',
+    sql: `CREATE TABLE webhooks.delivery_batches (
+        batch_id bigserial PRIMARY KEY,
+        endpoint_id text NOT NULL,
+        delivery_ids text NOT NULL,
+        org_ids text NOT NULL,
+        event_ids text NOT NULL,
+        event_types text NOT NULL,
+        video_ids text,
+        bodies text NOT NULL,
+        created_ats text NOT NULL
+      );
+      CREATE INDEX delivery_batches_endpoint ON webhooks.delivery_batches (endpoint_id, batch_id);
+      ALTER TABLE webhooks.delivery_batches ALTER COLUMN bodies SET STORAGE EXTERNAL, ALTER COLUMN delivery_ids SET STORAGE EXTERNAL, ALTER COLUMN event_ids SET STORAGE EXTERNAL;`,
+  },
 ];
