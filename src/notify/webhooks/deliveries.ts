@@ -35,11 +35,11 @@ const BATCH_SEPARATOR = '\x1e';
 /**
  * Records deliveries, on their own or inside the caller's transaction, as one row per endpoint
  * (a batch) that `expandBatches` turns into a row per delivery before anything reads them. A
- * row per delivery (five index entries) cost collection a quarter of its pace while every
- * snapshot was subscribed; a batch costs one, and the rows are made when the dispatcher next
- * claims, which waits for the collection sweep. Each column goes as one text, a line per
- * delivery and a separator per endpoint: JSON.stringify writes neither (bodies are JSON) and
- * ids are ours, so splitting is all the server does.
+ * row per delivery (a heap row and five index entries) cost collection a quarter of its pace
+ * while every snapshot was subscribed; a batch is one row per endpoint and page, and the rows
+ * are made when the dispatcher next claims, which waits for the collection sweep. Each column
+ * goes as one text, a line per delivery and a separator per endpoint: JSON.stringify writes
+ * neither (bodies are JSON) and ids are ours, so splitting is all the server does.
  */
 export async function recordDeliveries(db: Pool | ClientBase, deliveries: readonly NewDelivery[]): Promise<void> {
   if (deliveries.length === 0) return;
@@ -54,7 +54,7 @@ export async function recordDeliveries(db: Pool | ClientBase, deliveries: readon
     batches
       .map((batch) => {
         const values = batch.map(value);
-        if (checked && values.some((v) => v.includes('\n') || v.includes(BATCH_SEPARATOR))) throw new Error('a webhook delivery field holds a line break');
+        if (checked && values.some((v) => v.includes('\n') || v.includes(BATCH_SEPARATOR))) throw new Error('a webhook delivery field holds a line break or a record separator');
         return values.join('\n');
       })
       .join(BATCH_SEPARATOR);

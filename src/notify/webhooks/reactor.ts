@@ -176,7 +176,11 @@ export class WebhookReactor {
     // An endpoint is in the read model before its creation was answered (read-your-writes).
     const endpoints = await enabledWebhookEndpoints(pool, orgIds);
     const endpointsOf = new Map<string, WebhookEndpointRow[]>();
-    for (const e of endpoints) endpointsOf.set(e.org_id, [...(endpointsOf.get(e.org_id) ?? []), e]);
+    for (const e of endpoints) {
+      const ofOrg = endpointsOf.get(e.org_id);
+      if (ofOrg) ofOrg.push(e);
+      else endpointsOf.set(e.org_id, [e]);
+    }
     const targeted = causes
       .map((cause) => ({ cause, targets: endpointsOf.get(cause.orgId)?.filter((e) => subscribed(e, cause)) ?? [] }))
       .filter((t) => t.targets.length > 0);
