@@ -1,5 +1,6 @@
 // Snapshots collected end to end, sustained: due slots claimed, simulator collect, events
 // appended, projections caught up; against a raw multi-row INSERT of as many rows.
+import type { Pool } from 'pg';
 import { collectDue } from '../../src/collect/work.ts';
 import { HOUR_MS } from '../../src/clock.ts';
 import { dataset } from './dataset.ts';
@@ -17,6 +18,7 @@ export const collectBenchmark: Benchmark = {
     while (hours === 0 || seconds < minSeconds) {
       service.clock.advance(HOUR_MS);
       hours++;
+      const wal0 = await walSoFar(service.pool);
       const t0 = performance.now();
       for (;;) {
         const round = await collectDue(service.work);
@@ -25,7 +27,15 @@ export const collectBenchmark: Benchmark = {
       }
       await service.settle();
       seconds += (performance.now() - t0) / 1000;
-      context.log(`hour ${hours}: ${snapshots.toLocaleString('en-US')} snapshots so far, ${Math.round(snapshots / seconds).toLocaleString('en-US')}/s`);
+      const wal = await walSoFar(service.pool);
+      // What the hour wrote to the WAL per snapshot, and how many pages it copied whole (the
+      // first change of a page after a checkpoint): the part of the cost that depends on how
+      // many distinct pages an hour touches, not on the snapshots alone.
+      const perSnapshot = (n: number) => (n / videos).toFixed(2);
+      context.log(
+        `hour ${hours}: ${snapshots.toLocaleString('en-US')} snapshots so far, ${Math.round(snapshots / seconds).toLocaleString('en-US')}/s; ` +
+          `WAL ${perSnapshot((wal.bytes - wal0.bytes) / 1024)} KB and ${perSnapshot(wal.fpi - wal0.fpi)} full-page images per snapshot, ${wal.checkpoints - wal0.checkpoints} checkpoints`,
+      );
     }
     if (snapshots !== hours * videos) throw new Error(`expected ${hours * videos} snapshots, collected ${snapshots}`);
     const limit = await rawInsertRate(service.pool, Math.min(snapshots, 500_000));
@@ -43,3 +53,10 @@ export const collectBenchmark: Benchmark = {
     ];
   },
 };
+
+async function walSoFar(pool: Pool): Promise<{ bytes: number; fpi: number; checkpoints: number }> {
+  const { rows } = await pool.query<{ bytes: string; fpi: string; checkpoints: string }>(
+    `SELECT w.wal_bytes::text AS bytes, w.wal_fpi::text AS fpi, (c.num_timed + c.num_requested)::text AS checkpoints FROM pg_stat_wal w, pg_stat_checkpointer c`,
+  );
+  return { bytes: Number(rows[0]!.bytes), fpi: Number(rows[0]!.fpi), checkpoints: Number(rows[0]!.checkpoints) };
+}

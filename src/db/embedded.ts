@@ -225,8 +225,10 @@ async function startServer(
     // TCP only: no socket files in /tmp to collide or go stale.
     unix_socket_directories: '',
     // The workload is a stream of batched appends and set-based updates: fewer, later
-    // checkpoints mean fewer full-page images in the WAL, and compressing those that remain
-    // costs less than writing them.
+    // checkpoints mean fewer full-page images in the WAL (the first change of a page after a
+    // checkpoint copies the whole page). They are not compressed (wal_compression): this build
+    // has only pglz, which tripled the cost of storing the webhook batches (webhooks/schema.ts);
+    // on the WAL it is not measured.
     max_wal_size: '4GB',
     checkpoint_timeout: '15min',
     ...options.settings,
