@@ -72,3 +72,21 @@ test('a delivery field with a line break is refused before anything is written',
   const { rows } = await db.pool.query(`SELECT 1 FROM webhooks.deliveries`);
   assert.equal(rows.length, 0);
 });
+
+test('the deliveries list is newest first past the ninth delivery, and a walk by cursor sees each once', async (t) => {
+  const db = await createTestDatabase();
+  t.after(() => db.drop());
+  await migrate(db.pool, allMigrations);
+  // One page each, as a quiet service records them: seq 1 to 23.
+  const recorded = Array.from({ length: 23 }, (_, i) => delivery('wh_a', `e${i + 1}`, 'video-1'));
+  for (const d of recorded) await recordDeliveries(db.pool, [d]);
+  const walked: string[] = [];
+  let before: bigint | null = null;
+  for (let pages = 0; pages < 10; pages++) {
+    const page = await listDeliveries(db.pool, 'wh_a', before, 5);
+    walked.push(...page.map((d) => d.event_id));
+    if (page.length < 5) break;
+    before = BigInt(page[page.length - 1]!.seq);
+  }
+  assert.deepEqual(walked, recorded.map((d) => d.eventId).reverse());
+});

@@ -257,8 +257,9 @@ export interface DeliveryRow {
 export async function listDeliveries(pool: Pool, endpointId: string, beforeSeq: bigint | null, limit: number): Promise<DeliveryRow[]> {
   await expandBatches(pool, endpointId);
   const { rows } = await pool.query<DeliveryRow>(
+    // d.seq, not seq: that name would be the text column of the answer, and sort 9 above 10.
     `SELECT delivery_id, seq::text, event_id, event_type, status, attempts, last_status, next_attempt_at, created_at, delivered_at
-     FROM webhooks.deliveries WHERE endpoint_id = $1 AND ($2::bigint IS NULL OR seq < $2::bigint) ORDER BY seq DESC LIMIT $3`,
+     FROM webhooks.deliveries d WHERE endpoint_id = $1 AND ($2::bigint IS NULL OR d.seq < $2::bigint) ORDER BY d.seq DESC LIMIT $3`,
     [endpointId, beforeSeq === null ? null : beforeSeq.toString(), limit],
   );
   return rows;
