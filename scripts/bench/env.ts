@@ -10,7 +10,7 @@ import { ManualClock } from '../../src/clock.ts';
 import { createCollectorSet } from '../../src/collect/collectors.ts';
 import { loadConfig } from '../../src/config.ts';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '../../src/db/embedded.ts';
-import type { Position } from '../../src/eventstore/port.ts';
+import { newestCommittedOn } from '../../src/eventstore/postgres.ts';
 import { createService } from '../../src/service.ts';
 
 export interface BenchServer {
@@ -90,7 +90,7 @@ export async function startBenchService(url: string, options: { batchSize?: numb
     collectors,
     work,
     async settle(timeoutMs = 600_000) {
-      if (!(await watcher.waitFor(await newestCommitted(pool), timeoutMs))) throw new Error('projections did not catch up');
+      if (!(await watcher.waitFor(await newestCommittedOn(pool), timeoutMs))) throw new Error('projections did not catch up');
     },
     close: () => service.stop(),
   };
@@ -109,17 +109,4 @@ export async function startBenchApi(service: BenchService, options: { keyUsage?:
   });
   const running = await api.start();
   return { app: running.app!, base: running.apiUrl!, close: () => api.stop() };
-}
-
-/**
- * The newest event committed to the log. Not store.headPosition(): that stops below the oldest
- * transaction still open (a reactor's checkpoint, say), so on a busy machine it could lag behind
- * the append just made, and a wait for it ended before that append was projected (the webhook
- * benchmark then found no video due; test/support/service.ts waits the same way).
- */
-export async function newestCommitted(pool: pg.Pool): Promise<Position | null> {
-  const { rows } = await pool.query<{ commit: string; prepare: string }>(
-    `SELECT transaction_id::text AS commit, position::text AS prepare FROM es.events ORDER BY transaction_id DESC, position DESC LIMIT 1`,
-  );
-  return rows[0] ? { commit: BigInt(rows[0].commit), prepare: BigInt(rows[0].prepare) } : null;
 }

@@ -11,6 +11,7 @@ import { systemClock } from '../../src/clock.ts';
 import { createPool } from '../../src/db/pool.ts';
 import { migrate } from '../../src/db/migrate.ts';
 import type { EventStore } from '../../src/eventstore/port.ts';
+import { newestCommittedOn } from '../../src/eventstore/postgres.ts';
 import { allMigrations } from '../../src/migrations.ts';
 import { deliveryIdOf, expandBatches, recordDeliveries, type NewDelivery } from '../../src/notify/webhooks/deliveries.ts';
 import { WebhookDispatcher } from '../../src/notify/webhooks/dispatcher.ts';
@@ -20,7 +21,7 @@ import { READ_SCHEMA } from '../../projections/index.ts';
 import { HOUR_MS } from '../../src/clock.ts';
 import { collectDue } from '../../src/collect/work.ts';
 import { createWebhookEndpoint } from '../../src/commands/webhook-commands.ts';
-import { createDatabase, newestCommitted, startBenchService, WEBHOOK_KEY, type BenchService } from './env.ts';
+import { createDatabase, startBenchService, WEBHOOK_KEY, type BenchService } from './env.ts';
 import { seedOrganizations, seedVideos } from './seed.ts';
 import type { Benchmark, Figure } from './types.ts';
 
@@ -179,7 +180,7 @@ async function collectHour(service: BenchService, videos: number): Promise<{ rat
   }
   await service.settle();
   const projected = performance.now() - t0;
-  const head = await newestCommitted(service.pool);
+  const head = await newestCommittedOn(service.pool);
   const deadline = Date.now() + 600_000;
   while (head) {
     const { rows } = await service.pool.query(`SELECT 1 FROM webhooks.checkpoint WHERE (commit_position, prepare_position) >= ($1::numeric, $2::numeric)`, [

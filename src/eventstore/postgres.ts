@@ -347,6 +347,19 @@ select i.ord, last.revision::text as revision, last.position::text as position, 
 const ONE_STREAM_STATEMENT = 'vidtrack_es_append_one_stream';
 
 /**
+ * The newest event committed to the log, on any connection. Not headPosition(): that stops below
+ * the oldest write transaction still open anywhere on the server (a reactor's checkpoint, another
+ * database's), so it can lag behind an append just made; a wait for what was just appended to be
+ * projected waits for this.
+ */
+export async function newestCommittedOn(db: Queryable): Promise<Position | null> {
+  const { rows } = await db.query<{ commit: string; prepare: string }>(
+    `SELECT transaction_id::text AS commit, position::text AS prepare FROM es.events ORDER BY transaction_id DESC, position DESC LIMIT 1`,
+  );
+  return rows[0] ? { commit: BigInt(rows[0].commit), prepare: BigInt(rows[0].prepare) } : null;
+}
+
+/**
  * The batch append on any connection: the store's pool, or a client inside a
  * transaction of the caller (whose events then commit, and become visible to
  * subscribers, with that transaction). It does not wake subscriptions: the store

@@ -16,6 +16,7 @@ import { deposit, issueKey, openOrganization } from '../../src/commands/account-
 import { loadConfig } from '../../src/config.ts';
 import { parseUsd } from '../../src/domain/money.ts';
 import type { Plan, Platform } from '../../src/domain/platform.ts';
+import { newestCommittedOn } from '../../src/eventstore/postgres.ts';
 import { createService } from '../../src/service.ts';
 import { createTestDatabase } from './db.ts';
 
@@ -68,17 +69,9 @@ export async function startTestService(options: TestServiceOptions = {}) {
   const { store, watcher, metrics, work, webhooks } = running;
   const app = running.app!;
 
-  /**
-   * Waits until the read models show everything committed to the log. Not store.headPosition():
-   * it stops below the oldest transaction still open (the projector's own, say), so it can lag
-   * behind an append this test has just made.
-   */
+  /** Waits until the read models show everything committed to the log (newestCommittedOn says why not headPosition). */
   async function settle(): Promise<void> {
-    const { rows } = await db.pool.query<{ commit: string; prepare: string }>(
-      `SELECT transaction_id::text AS commit, position::text AS prepare FROM es.events ORDER BY transaction_id DESC, position DESC LIMIT 1`,
-    );
-    const newest = rows[0] ? { commit: BigInt(rows[0].commit), prepare: BigInt(rows[0].prepare) } : null;
-    if (!(await watcher.waitFor(newest, 10_000))) throw new Error(`projections did not catch up: ${String(runnerError)}`);
+    if (!(await watcher.waitFor(await newestCommittedOn(db.pool), 10_000))) throw new Error(`projections did not catch up: ${String(runnerError)}`);
   }
 
   /** An organization with a live and a test key, funded with `usd` (a decimal string). */

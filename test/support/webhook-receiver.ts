@@ -6,6 +6,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { after, before } from 'node:test';
+import { newestCommittedOn } from '../../src/eventstore/postgres.ts';
 import { startTestService, type TestService } from './service.ts';
 import { until } from './wait.ts';
 
@@ -114,15 +115,12 @@ export class WebhookReceiver {
  */
 export async function webhooksQuiet(service: { db: { pool: import('pg').Pool }; settle(): Promise<void>; webhooks: { dispatcher: { idle(): Promise<void> } } | null }): Promise<void> {
   await service.settle();
-  const { rows } = await service.db.pool.query<{ commit: string; prepare: string }>(
-    `SELECT transaction_id::text AS commit, position::text AS prepare FROM es.events ORDER BY transaction_id DESC, position DESC LIMIT 1`,
-  );
-  const newest = rows[0];
+  const newest = await newestCommittedOn(service.db.pool);
   if (newest) {
     await until('the webhook reactor to pass the newest event of the log', async () => {
       const { rows: done } = await service.db.pool.query(
         `SELECT 1 FROM webhooks.checkpoint WHERE (commit_position, prepare_position) >= ($1::numeric, $2::numeric)`,
-        [newest.commit, newest.prepare],
+        [newest.commit.toString(), newest.prepare.toString()],
       );
       return done.length > 0 ? true : undefined;
     }, 10_000, 10);
