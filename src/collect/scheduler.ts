@@ -5,7 +5,7 @@
 //
 // Idle costs nothing: a round that found no work is not run again until the read models
 // change (the watcher's position moves) or the service time reaches the next slot or end of
-// period, or a minute of wall time has passed (leases held by another scheduler lapse, a
+// period (a timer wakes it then), or a minute of wall time has passed (leases held by another scheduler lapse, a
 // platform's retry time passes: things the read models do not show).
 //
 // A round that fails is reported and tried again with backoff (1 s, doubling up to 30 s of
@@ -28,8 +28,9 @@ export interface SchedulerOptions {
 }
 
 /**
- * Service-time interval of each job. Collection looks every 10 s so that a slot waits at most
- * that long for its sweep: no slot is meant to be collected more than a minute late.
+ * Service-time interval of each job. An idle job is also woken at the time its next work falls
+ * due (wakeAt), so the interval bounds how long a change in the read models (a new video)
+ * waits for its round: no slot is meant to be collected more than a minute late.
  */
 const INTERVALS_MS: Record<JobName, number> = { collect: 10_000, complete: 60_000, resume: 60_000, charge: 3_600_000 };
 const MIN_WALL_INTERVAL_MS: Record<JobName, number> = { collect: 200, complete: 200, resume: 200, charge: 1_000 };
@@ -52,6 +53,7 @@ export class Scheduler {
   private idle = new Map<JobName, Idle>();
   private failures = new Map<JobName, number>();
   private retries = new Map<JobName, NodeJS.Timeout>();
+  private wakes = new Map<JobName, NodeJS.Timeout>();
   private stopped = false;
 
   constructor(
@@ -116,10 +118,35 @@ export class Scheduler {
       if (at) untilService = at.getTime();
     }
     this.idle.set(job, { position, untilService, untilWall: performance.now() + IDLE_RECHECK_WALL_MS });
+    if (Number.isFinite(untilService)) this.wakeAt(job, untilService);
+  }
+
+  /**
+   * A tick at the service time when work falls due, rather than at Bree's next interval after
+   * it: a slot due 1 ms after a tick would otherwise wait the whole 10 s. Work shown as due
+   * already arms nothing: the round just found none, so the read models lag behind what was
+   * collected, and the ticks look again (a timer would spin until the projection catches up).
+   * The +1 ms makes the clock read at or past the due time when the timer fires.
+   */
+  private wakeAt(job: JobName, serviceMs: number): void {
+    clearTimeout(this.wakes.get(job));
+    this.wakes.delete(job);
+    const aheadMs = serviceMs - this.deps.clock.now().getTime();
+    const wallMs = Math.ceil(aheadMs / this.options.timeScale) + 1;
+    if (this.stopped || aheadMs <= 0 || wallMs > IDLE_RECHECK_WALL_MS) return;
+    this.wakes.set(
+      job,
+      setTimeout(() => {
+        this.wakes.delete(job);
+        this.tick(job);
+      }, wallMs),
+    );
   }
 
   private async drain(job: JobName): Promise<void> {
     this.idle.delete(job);
+    clearTimeout(this.wakes.get(job));
+    this.wakes.delete(job);
     // What the read models showed when this round began: a change after it wakes the job.
     const position = this.deps.watcher.position;
     // A draining round ends at the next batch once stop() is called.
@@ -190,8 +217,9 @@ export class Scheduler {
    */
   async stop(waitMs = Number.POSITIVE_INFINITY): Promise<void> {
     this.stopped = true;
-    for (const timer of this.retries.values()) clearTimeout(timer);
+    for (const timer of [...this.retries.values(), ...this.wakes.values()]) clearTimeout(timer);
     this.retries.clear();
+    this.wakes.clear();
     await this.bree?.stop();
     const rounds = Promise.allSettled(this.running.values());
     if (!Number.isFinite(waitMs)) return void (await rounds);

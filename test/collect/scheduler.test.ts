@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import type Bree from 'bree';
 import { afterEach, beforeEach, it } from 'node:test';
-import { scaledClock, type Clock } from '../../src/clock.ts';
+import { HOUR_MS, scaledClock, type Clock } from '../../src/clock.ts';
 import { Scheduler, type JobName } from '../../src/collect/scheduler.ts';
 import type { WorkDeps } from '../../src/collect/work.ts';
 import { startTestService, type TestService } from '../support/service.ts';
@@ -174,4 +174,29 @@ it('a failed round is reported and retried with backoff, before the next tick', 
   } finally {
     await nowhere.end();
   }
+});
+
+it('an idle scheduler collects a slot when it falls due, not at the next tick after it', async () => {
+  // At wall speed collection ticks every 10 s; the first tick runs at start, before the slot.
+  const org = await service.organization({ usd: '1' });
+  const dueAt = Date.now() + 1_500;
+  // Tracking collects slot 0 at once; slot 1 falls due an hour after the start.
+  service.clock.set(new Date(dueAt - HOUR_MS));
+  const video = await track(service, org.liveKey, youtubeLink());
+  await eventually('the video in the schedule', async () => (await service.db.pool.query(`SELECT 1 FROM rm.video_schedule WHERE video_id = $1`, [video])).rowCount === 1, 5_000);
+  deps = { ...deps, clock: scaledClock(1) };
+  const s = new Scheduler(deps, {
+    timeScale: 1,
+    onError: (job, error) => errors.push([job, error]),
+    onRound: (job) => rounds.push({ job, at: Date.now() }),
+  });
+  scheduler = s;
+  await s.start();
+  await eventually('the first collect round, before the slot', async () => rounds.some((r) => r.job === 'collect'), 5_000);
+  assert.deepEqual(await recordedSlots(service, video), [0], 'slot 1 was collected before it fell due');
+
+  // Well before Bree's next collect tick (10 s after the start).
+  await eventually('slot 1', async () => (await recordedSlots(service, video)).length === 2, 7_000);
+  assert.ok(Date.now() >= dueAt, 'collected before its time');
+  assert.deepEqual(errors, []);
 });
