@@ -78,11 +78,13 @@ export interface VideoRow {
   last_updated: Date;
 }
 
-const VIDEO_COLUMNS = `video_id, job_id, org_id, mode, video_link, platform, status, duration_days, monitoring_started,
-  ends_at, ended_at, is_deleted, current_metadata, created_at, last_updated`;
+// A video's row and its schedule row, which holds what each snapshot changes (last_updated).
+const VIDEO_COLUMNS = `v.video_id, v.job_id, v.org_id, v.mode, v.video_link, v.platform, v.status, v.duration_days, v.monitoring_started,
+  v.ends_at, v.ended_at, v.is_deleted, v.current_metadata, v.created_at, s.last_updated`;
+const VIDEOS = `${rm}.videos v JOIN ${rm}.video_schedule s USING (video_id)`;
 
 export async function readVideo(pool: Pool, videoId: string): Promise<VideoRow | null> {
-  const { rows } = await pool.query<VideoRow>(`SELECT ${VIDEO_COLUMNS} FROM ${rm}.videos WHERE video_id = $1`, [videoId]);
+  const { rows } = await pool.query<VideoRow>(`SELECT ${VIDEO_COLUMNS} FROM ${VIDEOS} WHERE v.video_id = $1`, [videoId]);
   return rows[0] ?? null;
 }
 
@@ -100,10 +102,10 @@ export async function listVideos(
   filter: { orgId: string; mode: KeyMode; platform?: string; status?: string; limit: number; after?: { createdAt: Date; videoId: string } },
 ): Promise<VideoRow[]> {
   const { rows } = await pool.query<VideoRow>(
-    `SELECT ${VIDEO_COLUMNS} FROM ${rm}.videos
-     WHERE org_id = $1 AND mode = $2 AND ($3::text IS NULL OR platform = $3) AND ($4::text IS NULL OR status = $4)
-       AND ($6::timestamptz IS NULL OR (created_at <= $6 AND (created_at < $6 OR video_id > $7)))
-     ORDER BY created_at DESC, video_id LIMIT $5`,
+    `SELECT ${VIDEO_COLUMNS} FROM ${VIDEOS}
+     WHERE v.org_id = $1 AND v.mode = $2 AND ($3::text IS NULL OR v.platform = $3) AND ($4::text IS NULL OR v.status = $4)
+       AND ($6::timestamptz IS NULL OR (v.created_at <= $6 AND (v.created_at < $6 OR v.video_id > $7)))
+     ORDER BY v.created_at DESC, v.video_id LIMIT $5`,
     [filter.orgId, filter.mode, filter.platform ?? null, filter.status ?? null, filter.limit, filter.after?.createdAt ?? null, filter.after?.videoId ?? null],
   );
   return rows;
@@ -184,7 +186,7 @@ export async function readVideoPlatforms(pool: Pool, videoIds: readonly string[]
 }
 
 export async function readVideos(pool: Pool, videoIds: readonly string[]): Promise<VideoRow[]> {
-  const { rows } = await pool.query<VideoRow>(`SELECT ${VIDEO_COLUMNS} FROM ${rm}.videos WHERE video_id = ANY($1::text[])`, [videoIds]);
+  const { rows } = await pool.query<VideoRow>(`SELECT ${VIDEO_COLUMNS} FROM ${VIDEOS} WHERE v.video_id = ANY($1::text[])`, [videoIds]);
   return rows;
 }
 

@@ -37,13 +37,15 @@ interface VideoChange {
   revision: string;
 }
 
-// Two tables. `videos` holds what the API shows; its indexes cover only columns that change
-// with the video's status, so the hourly update of a snapshot is a HOT update (no index
-// writes; fillfactor leaves room on the page). `video_schedule` is the scheduler's narrow
-// copy of what makes a slot due, indexed in the order a sweep takes due videos.
+// Two tables. `video_schedule` is narrow and holds everything a snapshot changes (the slot,
+// counters, last_updated, the stream revision), indexed in the order a sweep takes due
+// videos, so an hourly snapshot updates one row. `videos` holds the rest of what the API
+// shows and changes only with the video's status or metadata; its indexes cover only columns
+// that change with the status, so those updates are HOT (fillfactor leaves room on the page).
 export const videosProjection: Projection = {
   name: 'videos',
-  version: 1,
+  // 2: the per-snapshot columns moved from `videos` to `video_schedule`.
+  version: 2,
   tables: ['videos', 'video_schedule'],
   ddl: (schema) => {
     const s = ident(schema);
@@ -62,15 +64,10 @@ export const videosProjection: Projection = {
       total_slots int NOT NULL,
       monitoring_started timestamptz NOT NULL,
       ends_at timestamptz NOT NULL,
-      next_slot int NOT NULL,
-      snapshot_count int NOT NULL,
-      consecutive_failures int NOT NULL,
       is_deleted boolean NOT NULL,
       current_metadata jsonb NOT NULL,
       created_at timestamptz NOT NULL,
-      last_updated timestamptz NOT NULL,
-      ended_at timestamptz,
-      revision bigint NOT NULL
+      ended_at timestamptz
     ) WITH (fillfactor = 50);
     CREATE INDEX IF NOT EXISTS videos_list ON ${s}.videos (org_id, mode, created_at DESC, video_id);
     CREATE INDEX IF NOT EXISTS videos_ending ON ${s}.videos (ends_at) WHERE status IN ('monitoring', 'paused');
@@ -81,7 +78,11 @@ export const videosProjection: Projection = {
       monitoring_started timestamptz NOT NULL,
       next_slot int NOT NULL,
       total_slots int NOT NULL,
-      next_slot_at timestamptz NOT NULL
+      next_slot_at timestamptz NOT NULL,
+      snapshot_count int NOT NULL,
+      consecutive_failures int NOT NULL,
+      last_updated timestamptz NOT NULL,
+      revision bigint NOT NULL
     );
     CREATE INDEX IF NOT EXISTS video_schedule_due ON ${s}.video_schedule (next_slot_at, video_id)
       WHERE status = 'monitoring' AND next_slot < total_slots;`;
@@ -105,16 +106,16 @@ export const videosProjection: Projection = {
              monitoring_started, next_slot, snapshot_count, consecutive_failures, is_deleted, current_metadata,
              last_updated, ended_at, revision)),
          schedule AS (
-           INSERT INTO ${s}.video_schedule (video_id, status, monitoring_started, next_slot, total_slots, next_slot_at)
-           SELECT video_id, status, monitoring_started, next_slot, duration_days * 24, monitoring_started + next_slot * interval '1 hour' FROM r
+           INSERT INTO ${s}.video_schedule (video_id, status, monitoring_started, next_slot, total_slots, next_slot_at,
+             snapshot_count, consecutive_failures, last_updated, revision)
+           SELECT video_id, status, monitoring_started, next_slot, duration_days * 24, monitoring_started + next_slot * interval '1 hour',
+             snapshot_count, consecutive_failures, last_updated, revision FROM r
            ON CONFLICT (video_id) DO NOTHING)
          INSERT INTO ${s}.videos (video_id, job_id, org_id, key_id, mode, video_link, platform, platform_id, status,
-           duration_days, total_slots, monitoring_started, ends_at, next_slot, snapshot_count,
-           consecutive_failures, is_deleted, current_metadata, created_at, last_updated, ended_at, revision)
+           duration_days, total_slots, monitoring_started, ends_at, is_deleted, current_metadata, created_at, ended_at)
          SELECT video_id, job_id, org_id, key_id, mode, video_link, platform, platform_id, status,
            duration_days, duration_days * 24, monitoring_started, monitoring_started + duration_days * interval '1 day',
-           next_slot, snapshot_count, consecutive_failures, is_deleted, current_metadata::jsonb, monitoring_started,
-           last_updated, ended_at, revision
+           is_deleted, current_metadata::jsonb, monitoring_started, ended_at
          FROM r ON CONFLICT (video_id) DO NOTHING`,
         [
           c('video_id'), c('job_id'), c('org_id'), c('key_id'), c('mode'), c('video_link'), c('platform'), c('platform_id'),
@@ -136,19 +137,22 @@ export const videosProjection: Projection = {
            UPDATE ${s}.video_schedule v SET
              next_slot = greatest(v.next_slot, c.next_slot),
              next_slot_at = v.monitoring_started + greatest(v.next_slot, c.next_slot) * interval '1 hour',
-             status = coalesce(c.status, v.status)
-           FROM c WHERE v.video_id = c.video_id)
+             status = coalesce(c.status, v.status),
+             snapshot_count = v.snapshot_count + c.snapshot_delta,
+             consecutive_failures = coalesce(c.consecutive_failures, v.consecutive_failures),
+             last_updated = greatest(v.last_updated, c.last_updated),
+             revision = c.revision
+           FROM c WHERE v.video_id = c.video_id AND v.revision < c.revision
+           RETURNING v.video_id)
+         -- Only videos whose status or metadata changed, and only past the revision guard above.
          UPDATE ${s}.videos v SET
-           snapshot_count = v.snapshot_count + c.snapshot_delta,
-           next_slot = greatest(v.next_slot, c.next_slot),
-           consecutive_failures = coalesce(c.consecutive_failures, v.consecutive_failures),
            status = coalesce(c.status, v.status),
            is_deleted = coalesce(c.is_deleted, v.is_deleted),
            current_metadata = coalesce(c.current_metadata::jsonb, v.current_metadata),
-           last_updated = greatest(v.last_updated, c.last_updated),
-           ended_at = coalesce(c.ended_at, v.ended_at),
-           revision = c.revision
-         FROM c WHERE v.video_id = c.video_id AND v.revision < c.revision`,
+           ended_at = coalesce(c.ended_at, v.ended_at)
+         FROM c JOIN schedule ON schedule.video_id = c.video_id
+         WHERE v.video_id = c.video_id
+           AND (c.status IS NOT NULL OR c.is_deleted IS NOT NULL OR c.current_metadata IS NOT NULL OR c.ended_at IS NOT NULL)`,
         [
           c('video_id'), c('snapshot_delta'), c('next_slot'), c('consecutive_failures'), c('status'), c('is_deleted'),
           rows.map((r) => (r.current_metadata === null ? null : JSON.stringify(r.current_metadata))),

@@ -26,9 +26,10 @@ export interface VideoWork {
   current_metadata: VideoMetadata;
 }
 
+// Of rm.videos v joined with rm.video_schedule s, which holds what each snapshot changes.
 const COLUMNS = `v.video_id, v.org_id, v.mode, v.platform, v.platform_id, v.video_link, v.status, v.monitoring_started,
-  v.duration_days, v.next_slot, v.snapshot_count, v.consecutive_failures, v.is_deleted, v.revision, v.current_metadata,
-  v.monitoring_started + v.next_slot * interval '1 hour' AS next_slot_at`;
+  v.duration_days, s.next_slot, s.snapshot_count, s.consecutive_failures, v.is_deleted, s.revision, v.current_metadata,
+  s.next_slot_at`;
 
 export function stateOf(row: VideoWork): VideoState {
   return {
@@ -92,9 +93,9 @@ export async function fundsAtCheckpoint(pool: Pool, orgIds: readonly string[]): 
  */
 export async function endedVideos(pool: Pool, now: Date, limit: number): Promise<VideoWork[]> {
   const { rows } = await pool.query<VideoWork>(
-    `SELECT ${COLUMNS} FROM rm.videos v
+    `SELECT ${COLUMNS} FROM rm.videos v JOIN rm.video_schedule s USING (video_id)
      WHERE v.status IN ('monitoring', 'paused') AND v.ends_at <= $1
-       AND (v.status = 'paused' OR v.next_slot >= v.total_slots)
+       AND (v.status = 'paused' OR s.next_slot >= s.total_slots)
      ORDER BY v.ends_at LIMIT $2`,
     [now, limit],
   );
@@ -104,7 +105,7 @@ export async function endedVideos(pool: Pool, now: Date, limit: number): Promise
 /** Paused videos that can still run, per organization, oldest first. */
 export async function pausedVideos(pool: Pool, now: Date, limit: number): Promise<VideoWork[]> {
   const { rows } = await pool.query<VideoWork>(
-    `SELECT ${COLUMNS} FROM rm.videos v WHERE v.status = 'paused' AND v.ends_at > $1 ORDER BY v.org_id, v.monitoring_started LIMIT $2`,
+    `SELECT ${COLUMNS} FROM rm.videos v JOIN rm.video_schedule s USING (video_id) WHERE v.status = 'paused' AND v.ends_at > $1 ORDER BY v.org_id, v.monitoring_started LIMIT $2`,
     [now, limit],
   );
   return rows;

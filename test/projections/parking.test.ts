@@ -58,7 +58,7 @@ test('an event a projection cannot apply is parked, counted and listed, later ev
   assert.equal(parked[0].type, 'SnapshotRecorded');
   assert.equal(parked[0].stream_id, `video-${videoId}`);
   assert.match(parked[0].error, /out of range.*SQLSTATE 22003/);
-  const { rows: video } = await service.db.pool.query(`SELECT snapshot_count FROM rm.videos WHERE video_id = $1`, [videoId]);
+  const { rows: video } = await service.db.pool.query(`SELECT snapshot_count FROM rm.video_schedule WHERE video_id = $1`, [videoId]);
   assert.equal(video[0].snapshot_count, 2);
 
   const metrics = await service.app.inject({ url: '/metrics' });
@@ -99,7 +99,7 @@ test('a build beside the live tables (one connection per read model) parks what 
     const [badEvent] = (await service.store.readStream(`video-${videoId}`)).slice(-1);
     assert.deepEqual(badEvent!.position, bad.position);
     assert.deepEqual(parked, [{ projection: 'snapshots', eventId: badEvent!.id }]);
-    const { rows: video } = await service.db.pool.query(`SELECT snapshot_count FROM ${build}.videos WHERE video_id = $1`, [videoId]);
+    const { rows: video } = await service.db.pool.query(`SELECT snapshot_count FROM ${build}.video_schedule WHERE video_id = $1`, [videoId]);
     assert.deepEqual(video, [{ snapshot_count: 2 }]);
     const { rows: usage } = await service.db.pool.query(`SELECT org_id FROM ${build}.usage WHERE org_id = $1`, [later.orgId]);
     assert.equal(usage.length, 1, 'an organization opened after the parked event is in the built usage read model');

@@ -26,10 +26,10 @@ export async function searchVideos(pool: Pool, search: VideoSearch): Promise<Lis
   const pattern = search.text ? `%${search.text.replace(/[\\%_]/g, (c) => `\\${c}`)}%` : null;
   const { rows } = await pool.query<VideoRow & { latest: ListedVideo['latest'] }>(
     `SELECT v.video_id, v.job_id, v.org_id, v.mode, v.video_link, v.platform, v.status, v.duration_days,
-            v.monitoring_started, v.ends_at, v.ended_at, v.is_deleted, v.current_metadata, v.created_at, v.last_updated,
+            v.monitoring_started, v.ends_at, v.ended_at, v.is_deleted, v.current_metadata, v.created_at, vs.last_updated,
             (SELECT json_build_object('views', s.views::text, 'likes', s.likes::text, 'comments', s.comments::text, 'shares', s.shares::text)
                FROM ${rm}.snapshots s WHERE s.video_id = v.video_id ORDER BY s.slot DESC LIMIT 1) AS latest
-       FROM ${rm}.videos v
+       FROM ${rm}.videos v JOIN ${rm}.video_schedule vs ON vs.video_id = v.video_id
       WHERE v.org_id = $1 AND v.mode = $2
         AND ($3::text IS NULL OR v.platform = $3) AND ($4::text IS NULL OR v.status = $4)
         AND ($5::text IS NULL OR v.video_link ILIKE $5 OR v.current_metadata->>'title' ILIKE $5)
