@@ -106,7 +106,7 @@ export async function sweepDue(deps: WorkDeps, step: SweepStep): Promise<Applied
       const batch = await dueVideosAfter(deps.pool, now, cursor, deps.batchSize);
       if (batch.length === 0) break;
       const last = batch[batch.length - 1]!;
-      cursor = { at: last.next_slot_at, videoId: last.video_id };
+      cursor = { atMs: last.next_slot_at_ms, videoId: last.video_id };
 
       const wanted = [...new Set(batch.map((v) => v.org_id))].filter((org) => !leased.has(org) && !refused.has(org));
       if (wanted.length > 0) {

@@ -15,21 +15,25 @@ export interface VideoWork {
   platform_id: string;
   video_link: string;
   status: VideoStatus;
-  monitoring_started: Date;
+  monitoring_started_ms: number;
   duration_days: number;
   next_slot: number;
   snapshot_count: number;
   consecutive_failures: number;
   is_deleted: boolean;
   revision: string;
-  next_slot_at: Date;
+  /** Epoch milliseconds, like every time of the schedule (they come from the events' ISO times). */
+  next_slot_at_ms: number;
   current_metadata: VideoMetadata;
 }
 
 // Of rm.videos v joined with rm.video_schedule s, which holds what each snapshot changes.
-const COLUMNS = `v.video_id, v.org_id, v.mode, v.platform, v.platform_id, v.video_link, v.status, v.monitoring_started,
-  v.duration_days, s.next_slot, s.snapshot_count, s.consecutive_failures, v.is_deleted, s.revision, v.current_metadata,
-  s.next_slot_at`;
+// Times travel as epoch milliseconds (float8): pg's parser of timestamps was 5% of the
+// collection's Node time, and date_part costs PostgreSQL less than extract's numeric.
+const ms = (column: string) => `round(date_part('epoch', ${column}) * 1000)`;
+const COLUMNS = `v.video_id, v.org_id, v.mode, v.platform, v.platform_id, v.video_link, v.status,
+  ${ms('v.monitoring_started')} AS monitoring_started_ms, v.duration_days, s.next_slot, s.snapshot_count,
+  s.consecutive_failures, v.is_deleted, s.revision, v.current_metadata, ${ms('s.next_slot_at')} AS next_slot_at_ms`;
 
 export function stateOf(row: VideoWork): VideoState {
   return {
@@ -39,7 +43,7 @@ export function stateOf(row: VideoWork): VideoState {
     mode: row.mode,
     platform: row.platform,
     status: row.status,
-    startedAt: row.monitoring_started.getTime(),
+    startedAt: row.monitoring_started_ms,
     durationDays: row.duration_days,
     nextSlot: row.next_slot,
     snapshots: row.snapshot_count,
@@ -51,7 +55,7 @@ export function stateOf(row: VideoWork): VideoState {
 
 /** Where a sweep through the due videos has got to: the last (next_slot_at, video_id) it took. */
 export interface DueCursor {
-  at: Date;
+  atMs: number;
   videoId: string;
 }
 
@@ -60,9 +64,9 @@ export async function dueVideosAfter(pool: Pool, now: Date, cursor: DueCursor | 
   const { rows } = await pool.query<VideoWork>(
     `SELECT ${COLUMNS} FROM rm.video_schedule s JOIN rm.videos v USING (video_id)
      WHERE s.status = 'monitoring' AND s.next_slot < s.total_slots AND s.next_slot_at <= $1
-       AND ($2::timestamptz IS NULL OR (s.next_slot_at, s.video_id) > ($2::timestamptz, $3::text))
+       AND ($2::float8 IS NULL OR (s.next_slot_at, s.video_id) > (to_timestamp($2::float8 / 1000), $3::text))
      ORDER BY s.next_slot_at, s.video_id LIMIT $4`,
-    [now, cursor?.at ?? null, cursor?.videoId ?? '', limit],
+    [now, cursor?.atMs ?? null, cursor?.videoId ?? '', limit],
   );
   return rows;
 }

@@ -82,7 +82,7 @@ function commandFor(video: VideoWork, result: FetchResult, now: Date): VideoComm
     return { type: 'RecordCollectionFailure', slot, reason: result.deleted ? 'deleted' : 'not_found', message: result.message, now };
   }
   // Unreachable or unreadable: retry the slot until its hour is over, then count the hour as failed.
-  const hourOver = now.getTime() >= slotDueAt(video.monitoring_started.getTime(), slot) + HOUR_MS;
+  const hourOver = now.getTime() >= slotDueAt(video.monitoring_started_ms, slot) + HOUR_MS;
   if (hourOver) {
     retryAt.delete(video.video_id);
     return { type: 'RecordCollectionFailure', slot, reason: 'unreachable', message: result.message, now };

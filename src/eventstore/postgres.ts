@@ -509,7 +509,10 @@ function validate(appends: readonly StreamAppend[]): void {
 // bigints travel as text (never through a JS number). The casts keep the column
 // names, so every ORDER BY names the table's column (es.events.position):
 // a bare `position` there would sort the text output column ('10' < '9').
-const EVENT_COLUMNS = 'position::text, transaction_id::text, stream_id, revision::text, event_id, type, data, metadata, recorded_at';
+// recorded_at travels as epoch milliseconds: pg's timestamp parser cost about 1 µs per event
+// of a log read, and a Date from a number costs next to nothing.
+const EVENT_COLUMNS = `position::text, transaction_id::text, stream_id, revision::text, event_id, type, data, metadata,
+  round(date_part('epoch', recorded_at) * 1000) as recorded_at_ms`;
 
 interface EventRow {
   position: string;
@@ -520,7 +523,7 @@ interface EventRow {
   type: string;
   data: unknown;
   metadata: Record<string, unknown>;
-  recorded_at: Date;
+  recorded_at_ms: number;
 }
 
 function toRecordedEvent(row: EventRow): RecordedEvent {
@@ -532,7 +535,7 @@ function toRecordedEvent(row: EventRow): RecordedEvent {
     type: row.type,
     data: row.data,
     metadata: row.metadata,
-    recordedAt: row.recorded_at,
+    recordedAt: new Date(row.recorded_at_ms),
   };
 }
 
