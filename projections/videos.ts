@@ -68,7 +68,7 @@ export const videosProjection: Projection = {
       current_metadata jsonb NOT NULL,
       created_at timestamptz NOT NULL,
       ended_at timestamptz
-    ) WITH (fillfactor = 50);
+    ) WITH (fillfactor = 90);
     CREATE INDEX IF NOT EXISTS videos_list ON ${s}.videos (org_id, mode, created_at DESC, video_id);
     CREATE INDEX IF NOT EXISTS videos_ending ON ${s}.videos (ends_at) WHERE status IN ('monitoring', 'paused');
     CREATE INDEX IF NOT EXISTS videos_paused ON ${s}.videos (org_id) WHERE status = 'paused';
@@ -83,7 +83,7 @@ export const videosProjection: Projection = {
       consecutive_failures int NOT NULL,
       last_updated timestamptz NOT NULL,
       revision bigint NOT NULL
-    );
+    ) WITH (fillfactor = 70);
     CREATE INDEX IF NOT EXISTS video_schedule_due ON ${s}.video_schedule (next_slot_at, video_id)
       WHERE status = 'monitoring' AND next_slot < total_slots;`;
   },
