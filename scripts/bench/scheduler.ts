@@ -6,6 +6,7 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import type { Pool } from 'pg';
 import { HOUR_MS } from '../../src/clock.ts';
 import { dataset } from './dataset.ts';
 import type { Benchmark } from './types.ts';
@@ -16,6 +17,24 @@ const root = path.resolve(import.meta.dirname, '../..');
 function peakRssMb(pid: number): number {
   const match = /VmHWM:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
   return match ? Number(match[1]) / 1024 : NaN;
+}
+
+const DUE = `FROM rm.video_schedule WHERE status = 'monitoring' AND next_slot < total_slots AND next_slot_at <= $1`;
+
+/**
+ * Whether a slot due by `due` is still neither collected nor projected. Asked every 100 ms, so
+ * it must cost next to nothing: a count of the due rows (a million at first) took most of a
+ * core from the processes measured (14,000 slots/s collected with it, against 19,000 in one
+ * process without it).
+ */
+async function anyDue(pool: Pool, due: number): Promise<boolean> {
+  const { rowCount } = await pool.query(`SELECT 1 ${DUE} LIMIT 1`, [new Date(due)]);
+  return rowCount === 1;
+}
+
+async function countDue(pool: Pool, due: number): Promise<number> {
+  const { rows } = await pool.query<{ n: string }>(`SELECT count(*) AS n ${DUE}`, [new Date(due)]);
+  return Number(rows[0]!.n);
 }
 
 export const schedulerBenchmark: Benchmark = {
@@ -50,16 +69,13 @@ export const schedulerBenchmark: Benchmark = {
         await new Promise((r) => setTimeout(r, 100));
         peak = Math.max(peak, peakRssMb(child.pid!));
         if (Date.now() < dueWall) continue;
-        const { rows } = await service.pool.query<{ n: string }>(
-          `SELECT count(*) AS n FROM rm.video_schedule WHERE status = 'monitoring' AND next_slot < total_slots AND next_slot_at <= $1`,
-          [new Date(due)],
-        );
-        remaining = Number(rows[0]!.n);
-        if (remaining === 0) {
+        if (!(await anyDue(service.pool, due))) {
+          remaining = 0;
           doneAt = Date.now();
           break;
         }
       }
+      if (remaining !== 0) remaining = await countDue(service.pool, due);
       peak = Math.max(peak, peakRssMb(child.pid!));
     } finally {
       child.kill('SIGTERM');
