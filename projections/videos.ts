@@ -83,7 +83,7 @@ export const videosProjection: Projection = {
       consecutive_failures int NOT NULL,
       last_updated timestamptz NOT NULL,
       revision bigint NOT NULL
-    ) WITH (fillfactor = 70);
+    ) WITH (fillfactor = 70); -- every snapshot writes a new version of the row: room for it on its page
     CREATE INDEX IF NOT EXISTS video_schedule_due ON ${s}.video_schedule (next_slot_at, video_id)
       WHERE status = 'monitoring' AND next_slot < total_slots;`;
   },
