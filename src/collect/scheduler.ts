@@ -5,8 +5,8 @@
 //
 // Idle costs nothing: a round that found no work is not run again until the read models
 // change (the watcher's position moves) or the service time reaches the next slot or end of
-// period (a timer wakes it then), or a minute of wall time has passed (leases held by another scheduler lapse, a
-// platform's retry time passes: things the read models do not show).
+// period (a timer wakes it then), or a minute of wall time has passed (leases held by another
+// scheduler lapse, a platform's retry time passes: things the read models do not show).
 //
 // A round that fails is reported and tried again with backoff (1 s, doubling up to 30 s of
 // wall time), not at the next tick: ticks of a job in backoff are skipped, so a database
