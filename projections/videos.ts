@@ -61,7 +61,6 @@ export const videosProjection: Projection = {
       platform_id text NOT NULL,
       status text NOT NULL,
       duration_days int NOT NULL,
-      total_slots int NOT NULL,
       monitoring_started timestamptz NOT NULL,
       ends_at timestamptz NOT NULL,
       is_deleted boolean NOT NULL,
@@ -112,9 +111,9 @@ export const videosProjection: Projection = {
              snapshot_count, consecutive_failures, last_updated, revision FROM r
            ON CONFLICT (video_id) DO NOTHING)
          INSERT INTO ${s}.videos (video_id, job_id, org_id, key_id, mode, video_link, platform, platform_id, status,
-           duration_days, total_slots, monitoring_started, ends_at, is_deleted, current_metadata, created_at, ended_at)
+           duration_days, monitoring_started, ends_at, is_deleted, current_metadata, created_at, ended_at)
          SELECT video_id, job_id, org_id, key_id, mode, video_link, platform, platform_id, status,
-           duration_days, duration_days * 24, monitoring_started, monitoring_started + duration_days * interval '1 day',
+           duration_days, monitoring_started, monitoring_started + duration_days * interval '1 day',
            is_deleted, current_metadata::jsonb, monitoring_started, ended_at
          FROM r ON CONFLICT (video_id) DO NOTHING`,
         [

@@ -129,8 +129,7 @@ export class Scheduler {
    * The +1 ms makes the clock read at or past the due time when the timer fires.
    */
   private wakeAt(job: JobName, serviceMs: number): void {
-    clearTimeout(this.wakes.get(job));
-    this.wakes.delete(job);
+    this.clearWake(job);
     const aheadMs = serviceMs - this.deps.clock.now().getTime();
     const wallMs = Math.ceil(aheadMs / this.options.timeScale) + 1;
     if (this.stopped || aheadMs <= 0 || wallMs > IDLE_RECHECK_WALL_MS) return;
@@ -143,10 +142,14 @@ export class Scheduler {
     );
   }
 
-  private async drain(job: JobName): Promise<void> {
-    this.idle.delete(job);
+  private clearWake(job: JobName): void {
     clearTimeout(this.wakes.get(job));
     this.wakes.delete(job);
+  }
+
+  private async drain(job: JobName): Promise<void> {
+    this.idle.delete(job);
+    this.clearWake(job);
     // What the read models showed when this round began: a change after it wakes the job.
     const position = this.deps.watcher.position;
     // A draining round ends at the next batch once stop() is called.
