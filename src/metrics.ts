@@ -4,6 +4,7 @@
 import client from 'prom-client';
 import type { Pool } from 'pg';
 import { systemClock, type Clock } from './clock.ts';
+import { dueSlotCount } from './collect/next-work.ts';
 import type { JobName } from './collect/scheduler.ts';
 import { comparePositions, type EventStore, type Position } from './eventstore/port.ts';
 
@@ -87,11 +88,7 @@ export class Metrics {
       help: 'Slots due now and not yet collected',
       registers: [this.registry],
       async collect() {
-        const { rows } = await pool.query<{ n: string }>(
-          `SELECT count(*) AS n FROM rm.video_schedule WHERE status = 'monitoring' AND next_slot < total_slots AND next_slot_at <= $1`,
-          [clock.now()],
-        );
-        this.set(Number(rows[0]!.n));
+        this.set(await dueSlotCount(pool, clock.now()));
       },
     });
   }

@@ -10,9 +10,10 @@ import pg from 'pg';
 import { systemClock } from '../../src/clock.ts';
 import { createPool } from '../../src/db/pool.ts';
 import { migrate } from '../../src/db/migrate.ts';
-import type { EventStore } from '../../src/eventstore/port.ts';
+import { comparePositions, type EventStore } from '../../src/eventstore/port.ts';
 import { newestCommittedOn } from '../../src/eventstore/postgres.ts';
 import { allMigrations } from '../../src/migrations.ts';
+import { readCheckpoint } from '../../src/notify/checkpoint.ts';
 import { deliveryIdOf, expandBatches, recordDeliveries, type NewDelivery } from '../../src/notify/webhooks/deliveries.ts';
 import { WebhookDispatcher } from '../../src/notify/webhooks/dispatcher.ts';
 import { newWebhookSecret, SecretBox } from '../../src/notify/webhooks/secret-box.ts';
@@ -183,11 +184,8 @@ async function collectHour(service: BenchService, videos: number): Promise<{ rat
   const head = await newestCommittedOn(service.pool);
   const deadline = Date.now() + 600_000;
   while (head) {
-    const { rows } = await service.pool.query(`SELECT 1 FROM webhooks.checkpoint WHERE (commit_position, prepare_position) >= ($1::numeric, $2::numeric)`, [
-      head.commit.toString(),
-      head.prepare.toString(),
-    ]);
-    if (rows.length > 0) break;
+    const passed = await readCheckpoint(service.pool, 'webhooks.checkpoint');
+    if (passed && comparePositions(passed, head) >= 0) break;
     if (Date.now() > deadline) throw new Error('the webhook reactor did not catch up in 10 minutes');
     await new Promise((resolve) => setTimeout(resolve, 20));
   }

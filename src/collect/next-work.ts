@@ -11,6 +11,20 @@ export interface NextWork {
   endAt: Date | null;
 }
 
+/** Slots due by `at` and not yet collected (the scheduler's backlog). */
+const DUE_SLOTS = `FROM rm.video_schedule WHERE status = 'monitoring' AND next_slot < total_slots AND next_slot_at <= $1`;
+
+export async function dueSlotCount(pool: Pool, at: Date): Promise<number> {
+  const { rows } = await pool.query<{ n: string }>(`SELECT count(*) AS n ${DUE_SLOTS}`, [at]);
+  return Number(rows[0]!.n);
+}
+
+/** Whether any slot due by `at` is left: one index entry, where a count reads them all. */
+export async function anySlotDue(pool: Pool, at: Date): Promise<boolean> {
+  const { rowCount } = await pool.query(`SELECT 1 ${DUE_SLOTS} LIMIT 1`, [at]);
+  return rowCount === 1;
+}
+
 export async function nextWork(pool: Pool): Promise<NextWork> {
   const { rows } = await pool.query<{ slot_at: Date | null; end_at: Date | null }>(
     `SELECT (SELECT min(next_slot_at) FROM rm.video_schedule WHERE status = 'monitoring' AND next_slot < total_slots) AS slot_at,

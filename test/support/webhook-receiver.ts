@@ -6,7 +6,9 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { after, before } from 'node:test';
+import { comparePositions } from '../../src/eventstore/port.ts';
 import { newestCommittedOn } from '../../src/eventstore/postgres.ts';
+import { readCheckpoint } from '../../src/notify/checkpoint.ts';
 import { startTestService, type TestService } from './service.ts';
 import { until } from './wait.ts';
 
@@ -118,11 +120,8 @@ export async function webhooksQuiet(service: { db: { pool: import('pg').Pool }; 
   const newest = await newestCommittedOn(service.db.pool);
   if (newest) {
     await until('the webhook reactor to pass the newest event of the log', async () => {
-      const { rows: done } = await service.db.pool.query(
-        `SELECT 1 FROM webhooks.checkpoint WHERE (commit_position, prepare_position) >= ($1::numeric, $2::numeric)`,
-        [newest.commit.toString(), newest.prepare.toString()],
-      );
-      return done.length > 0 ? true : undefined;
+      const passed = await readCheckpoint(service.db.pool, 'webhooks.checkpoint');
+      return passed && comparePositions(passed, newest) >= 0 ? true : undefined;
     }, 10_000, 10);
   }
   await service.webhooks!.dispatcher.idle();
