@@ -157,7 +157,7 @@ test('appendManyIsolating: a batch PostgreSQL refuses as a whole, for a stream i
   const { inner, calls, teardown } = await makeStores();
   try {
     const counted = { appendMany: (appends: readonly StreamAppend[]) => (calls.appendMany++, inner.appendMany(appends)) };
-    // jsonb refuses the NUL in an event type: PostgreSQL fails the whole statement (22P05), naming no row.
+    // text refuses the NUL in an event type: PostgreSQL fails the whole statement (22P05), naming no row.
     const appends: StreamAppend[] = Array.from({ length: 64 }, (_, i) => ({
       streamId: `h-${i}`,
       events: [i === 37 ? { type: 'E\u0000', data: {} } : event(i)],

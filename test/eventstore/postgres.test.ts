@@ -105,7 +105,34 @@ test('postgres: withTransaction rolls back when the function throws', async () =
   }
 });
 
-test('postgres: event data holding U+0000 (which jsonb cannot store) is refused, naming the stream, before anything is written', async () => {
+test('postgres: a batch that loses a race on the pool is written again the safe way: the lost stream conflicts, the others land', async () => {
+  const fixture = await makeStore();
+  const held = await fixture.beginAppend!('raced', [{ type: 'Held', data: {} }]);
+  try {
+    // The batch cannot see the held revision 0 and tries to write it too: it waits on the index.
+    const batch = fixture.store.appendMany([
+      { streamId: 'fresh', expectedRevision: 'no_stream', events: [{ type: 'E', data: {} }] },
+      { streamId: 'raced', expectedRevision: 'no_stream', events: [{ type: 'E', data: {} }] },
+    ]);
+    await until('the batch to wait on the held transaction', async () => {
+      const { rows } = await fixture.pool.query(`SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%insert into es.events%'`);
+      return rows.length > 0 ? true : undefined;
+    }, 10_000);
+    await held.commit();
+    const [fresh, raced] = await batch;
+    assert.ok(fresh!.ok, 'the stream nobody raced is written');
+    assert.equal(fresh.result.nextExpectedRevision, 0n);
+    assert.ok(!raced!.ok, 'the raced stream reports its conflict');
+    assert.equal(raced.conflict.actual, 0n);
+    assert.deepEqual((await fixture.store.readStream('raced')).map((e) => e.type), ['Held']);
+    assert.deepEqual((await fixture.store.readStream('fresh')).map((e) => e.type), ['E']);
+  } finally {
+    await held.commit();
+    await fixture.teardown();
+  }
+});
+
+test('postgres: event data holding U+0000 (which the read models cannot hold) is refused, naming the stream, before anything is written', async () => {
   const fixture = await makeStore();
   try {
     await assert.rejects(

@@ -79,7 +79,7 @@ test('an event a projection cannot apply is parked, counted and listed, later ev
   assert.equal(JSON.parse(again.stdout).still_parked.length, 1);
 
   // The operator fixes the datum; the retry applies it through the projection.
-  await service.db.pool.query(`UPDATE es.events SET data = jsonb_set(data, '{metrics,views}', '"12345"') WHERE event_id = $1`, [event!.id]);
+  await service.db.pool.query(`UPDATE es.events SET data = jsonb_set(data::jsonb, '{metrics,views}', '"12345"')::json WHERE event_id = $1`, [event!.id]);
   const retried = await admin('parked', 'retry', '--event', event!.id);
   assert.equal(retried.code, 0, retried.stderr + retried.stdout);
   assert.deepEqual(JSON.parse(retried.stdout).applied, [{ event_id: event!.id, projection: 'snapshots' }]);
