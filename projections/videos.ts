@@ -1,4 +1,6 @@
 // Read model: one row per tracked video, with what the API lists and what the scheduler claims.
+import { metadataKey } from '../src/domain/video.ts';
+import type { VideoMetadata } from '../src/domain/platform.ts';
 import { ident, type LoggedEvent, type Projection } from './projection.ts';
 
 interface NewVideo {
@@ -17,7 +19,7 @@ interface NewVideo {
   snapshot_count: number;
   consecutive_failures: number;
   is_deleted: boolean;
-  current_metadata: unknown;
+  current_metadata: VideoMetadata;
   last_updated: string;
   ended_at: string | null;
   revision: string;
@@ -31,21 +33,24 @@ interface VideoChange {
   consecutive_failures: number | null;
   status: string | null;
   is_deleted: boolean | null;
-  current_metadata: unknown;
+  current_metadata: VideoMetadata | null;
   last_updated: string | null;
   ended_at: string | null;
   revision: string;
 }
 
-// Two tables. `video_schedule` is narrow and holds everything a snapshot changes (the slot,
-// counters, last_updated, the stream revision), indexed in the order a sweep takes due
-// videos, so an hourly snapshot updates one row. `videos` holds the rest of what the API
-// shows and changes only with the video's status or metadata; its indexes cover only columns
-// that change with the status, so those updates are HOT (fillfactor leaves room on the page).
+// Two tables. `video_schedule` holds everything a snapshot changes (the slot, counters,
+// last_updated, the stream revision) and everything the scheduler decides from (it repeats
+// the few fixed columns of `videos` it needs, and the metadata as its fingerprint), indexed in
+// the order a sweep takes due videos: an hourly snapshot reads one row and updates it.
+// `videos` holds the rest of what the API shows and changes only with the video's status or
+// metadata; its indexes cover only columns that change with the status, so those updates are
+// HOT (fillfactor leaves room on the page).
 export const videosProjection: Projection = {
   name: 'videos',
   // 2: the per-snapshot columns moved from `videos` to `video_schedule`.
-  version: 2,
+  // 3: `video_schedule` carries what a decision needs, so the scheduler's read joins nothing.
+  version: 3,
   tables: ['videos', 'video_schedule'],
   ddl: (schema) => {
     const s = ident(schema);
@@ -73,7 +78,14 @@ export const videosProjection: Projection = {
     CREATE INDEX IF NOT EXISTS videos_paused ON ${s}.videos (org_id) WHERE status = 'paused';
     CREATE TABLE IF NOT EXISTS ${s}.video_schedule (
       video_id text PRIMARY KEY,
+      org_id text NOT NULL,
+      mode text NOT NULL,
+      platform text NOT NULL,
+      platform_id text NOT NULL,
+      video_link text NOT NULL,
       status text NOT NULL,
+      is_deleted boolean NOT NULL,
+      metadata_key text NOT NULL,
       monitoring_started timestamptz NOT NULL,
       next_slot int NOT NULL,
       total_slots int NOT NULL,
@@ -100,14 +112,16 @@ export const videosProjection: Projection = {
         `WITH r AS (
            SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
              $9::text[], $10::int[], $11::timestamptz[], $12::int[], $13::int[], $14::int[], $15::boolean[], $16::text[],
-             $17::timestamptz[], $18::timestamptz[], $19::bigint[])
+             $17::timestamptz[], $18::timestamptz[], $19::bigint[], $20::text[])
            AS r(video_id, job_id, org_id, key_id, mode, video_link, platform, platform_id, status, duration_days,
              monitoring_started, next_slot, snapshot_count, consecutive_failures, is_deleted, current_metadata,
-             last_updated, ended_at, revision)),
+             last_updated, ended_at, revision, metadata_key)),
          schedule AS (
-           INSERT INTO ${s}.video_schedule (video_id, status, monitoring_started, next_slot, total_slots, next_slot_at,
-             snapshot_count, consecutive_failures, last_updated, revision)
-           SELECT video_id, status, monitoring_started, next_slot, duration_days * 24, monitoring_started + next_slot * interval '1 hour',
+           INSERT INTO ${s}.video_schedule (video_id, org_id, mode, platform, platform_id, video_link, status, is_deleted,
+             metadata_key, monitoring_started, next_slot, total_slots, next_slot_at, snapshot_count, consecutive_failures,
+             last_updated, revision)
+           SELECT video_id, org_id, mode, platform, platform_id, video_link, status, is_deleted,
+             metadata_key, monitoring_started, next_slot, duration_days * 24, monitoring_started + next_slot * interval '1 hour',
              snapshot_count, consecutive_failures, last_updated, revision FROM r
            ON CONFLICT (video_id) DO NOTHING)
          INSERT INTO ${s}.videos (video_id, job_id, org_id, key_id, mode, video_link, platform, platform_id, status,
@@ -120,6 +134,7 @@ export const videosProjection: Projection = {
           c('video_id'), c('job_id'), c('org_id'), c('key_id'), c('mode'), c('video_link'), c('platform'), c('platform_id'),
           c('status'), c('duration_days'), c('monitoring_started'), c('next_slot'), c('snapshot_count'), c('consecutive_failures'),
           c('is_deleted'), rows.map((r) => JSON.stringify(r.current_metadata)), c('last_updated'), c('ended_at'), c('revision'),
+          rows.map((r) => metadataKey(r.current_metadata)),
         ],
       );
     }
@@ -129,14 +144,16 @@ export const videosProjection: Projection = {
       await client.query(
         `WITH c AS (
            SELECT * FROM unnest($1::text[], $2::int[], $3::int[], $4::int[], $5::text[], $6::boolean[], $7::text[],
-             $8::timestamptz[], $9::timestamptz[], $10::bigint[])
+             $8::timestamptz[], $9::timestamptz[], $10::bigint[], $11::text[])
            AS c(video_id, snapshot_delta, next_slot, consecutive_failures, status, is_deleted, current_metadata,
-             last_updated, ended_at, revision)),
+             last_updated, ended_at, revision, metadata_key)),
          schedule AS (
            UPDATE ${s}.video_schedule v SET
              next_slot = greatest(v.next_slot, c.next_slot),
              next_slot_at = v.monitoring_started + greatest(v.next_slot, c.next_slot) * interval '1 hour',
              status = coalesce(c.status, v.status),
+             is_deleted = coalesce(c.is_deleted, v.is_deleted),
+             metadata_key = coalesce(c.metadata_key, v.metadata_key),
              snapshot_count = v.snapshot_count + c.snapshot_delta,
              consecutive_failures = coalesce(c.consecutive_failures, v.consecutive_failures),
              last_updated = greatest(v.last_updated, c.last_updated),
@@ -156,6 +173,7 @@ export const videosProjection: Projection = {
           c('video_id'), c('snapshot_delta'), c('next_slot'), c('consecutive_failures'), c('status'), c('is_deleted'),
           rows.map((r) => (r.current_metadata === null ? null : JSON.stringify(r.current_metadata))),
           c('last_updated'), c('ended_at'), c('revision'),
+          rows.map((r) => (r.current_metadata === null ? null : metadataKey(r.current_metadata))),
         ],
       );
     }

@@ -3,7 +3,7 @@
 // stream moved on since the row was projected, the append is refused and the video is
 // decided again from its stream.
 import type { Pool } from 'pg';
-import type { KeyMode, Platform, VideoMetadata, VideoStatus } from '../domain/platform.ts';
+import type { KeyMode, Platform, VideoStatus } from '../domain/platform.ts';
 import type { VideoState } from '../domain/video.ts';
 import type { Position } from '../eventstore/port.ts';
 
@@ -24,16 +24,16 @@ export interface VideoWork {
   revision: string;
   /** Epoch milliseconds, like every time of the schedule (they come from the events' ISO times). */
   next_slot_at_ms: number;
-  current_metadata: VideoMetadata;
+  metadata_key: string;
 }
 
-// Of rm.videos v joined with rm.video_schedule s, which holds what each snapshot changes.
+// All of rm.video_schedule s, which holds what a decision needs: the due read joins nothing.
 // Times travel as epoch milliseconds (float8): pg's parser of timestamps was 5% of the
 // collection's Node time, and date_part costs PostgreSQL less than extract's numeric.
 const ms = (column: string) => `round(date_part('epoch', ${column}) * 1000)`;
-const COLUMNS = `v.video_id, v.org_id, v.mode, v.platform, v.platform_id, v.video_link, v.status,
-  ${ms('v.monitoring_started')} AS monitoring_started_ms, v.duration_days, s.next_slot, s.snapshot_count,
-  s.consecutive_failures, v.is_deleted, s.revision, v.current_metadata, ${ms('s.next_slot_at')} AS next_slot_at_ms`;
+const COLUMNS = `s.video_id, s.org_id, s.mode, s.platform, s.platform_id, s.video_link, s.status,
+  ${ms('s.monitoring_started')} AS monitoring_started_ms, s.total_slots / 24 AS duration_days, s.next_slot, s.snapshot_count,
+  s.consecutive_failures, s.is_deleted, s.revision, s.metadata_key, ${ms('s.next_slot_at')} AS next_slot_at_ms`;
 
 export function stateOf(row: VideoWork): VideoState {
   return {
@@ -49,7 +49,7 @@ export function stateOf(row: VideoWork): VideoState {
     snapshots: row.snapshot_count,
     consecutiveFailures: row.consecutive_failures,
     isDeleted: row.is_deleted,
-    metadata: row.current_metadata,
+    metadataKey: row.metadata_key,
   };
 }
 
@@ -62,7 +62,7 @@ export interface DueCursor {
 /** Due videos of any organization after `cursor`, in (next_slot_at, video_id) order. */
 export async function dueVideosAfter(pool: Pool, now: Date, cursor: DueCursor | null, limit: number): Promise<VideoWork[]> {
   const { rows } = await pool.query<VideoWork>(
-    `SELECT ${COLUMNS} FROM rm.video_schedule s JOIN rm.videos v USING (video_id)
+    `SELECT ${COLUMNS} FROM rm.video_schedule s
      WHERE s.status = 'monitoring' AND s.next_slot < s.total_slots AND s.next_slot_at <= $1
        AND ($2::float8 IS NULL OR (s.next_slot_at, s.video_id) > (to_timestamp($2::float8 / 1000), $3::text))
      ORDER BY s.next_slot_at, s.video_id LIMIT $4`,

@@ -8,6 +8,7 @@ import { cleanMetadata, cleanText, hasUnstorableCharacters, metricsProblem } fro
 import {
   FAILED_HOURS_BEFORE_ERROR,
   endsAt,
+  metadataKey,
   totalSlots,
   type FailureReason,
   type VideoEvent,
@@ -88,7 +89,7 @@ export function decideVideo(command: VideoCommand, state: VideoState): VideoEven
             snapshotTime: at,
             provider: s.provider,
             metrics: s.metrics,
-            ...(sameMetadata(s.metadata, state.metadata) ? {} : { metadata: s.metadata }),
+            ...(metadataKey(s.metadata) === state.metadataKey ? {} : { metadata: s.metadata }),
             price: mode === 'live' ? SNAPSHOT_PRICE : 0,
           },
         },
@@ -186,7 +187,3 @@ function track(command: Extract<VideoCommand, { type: 'Track' }>, state: VideoSt
   ];
 }
 
-/** Metadata is written to the log only when it changes: most hours it does not. */
-function sameMetadata(a: VideoMetadata, b: VideoMetadata): boolean {
-  return a.title === b.title && a.creator === b.creator && a.description === b.description;
-}

@@ -1,6 +1,7 @@
 // Video stream (`video-<id>`): its events, its state and how an event changes the state.
 import type { Micros } from './money.ts';
 import type { KeyMode, Metrics, Platform, VideoMetadata, VideoStatus } from './platform.ts';
+import { hash } from 'node:crypto';
 import { DAY_MS, HOUR_MS } from '../clock.ts';
 
 export type VideoTracked = {
@@ -94,10 +95,20 @@ export type VideoState =
       snapshots: number;
       consecutiveFailures: number;
       isDeleted: boolean;
-      metadata: VideoMetadata;
+      /** metadataKey of the current metadata: all a decision needs of it. */
+      metadataKey: string;
     };
 
 export const initialVideoState: VideoState = { exists: false };
+
+/**
+ * A fingerprint of a video's metadata. The decider compares the platform's metadata with the
+ * video's to log it only when it changes; a fingerprint lets the scheduler's read model carry
+ * 43 characters instead of the text (descriptions run to thousands of characters).
+ */
+export function metadataKey(metadata: VideoMetadata): string {
+  return hash('sha256', JSON.stringify([metadata.title, metadata.creator, metadata.description]), 'base64url');
+}
 
 export function streamIdOfVideo(videoId: string): string {
   return `video-${videoId}`;
@@ -136,7 +147,7 @@ export function evolveVideo(state: VideoState, event: VideoEvent): VideoState {
       snapshots: 0,
       consecutiveFailures: 0,
       isDeleted: false,
-      metadata: d.metadata,
+      metadataKey: metadataKey(d.metadata),
     };
   }
   if (!state.exists) return state;
@@ -147,7 +158,7 @@ export function evolveVideo(state: VideoState, event: VideoEvent): VideoState {
         nextSlot: Math.max(state.nextSlot, event.data.slot + 1),
         snapshots: state.snapshots + 1,
         consecutiveFailures: 0,
-        metadata: event.data.metadata ?? state.metadata,
+        metadataKey: event.data.metadata ? metadataKey(event.data.metadata) : state.metadataKey,
       };
     case 'CollectionFailed':
       return {

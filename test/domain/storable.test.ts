@@ -5,7 +5,7 @@ import { describe, it } from 'node:test';
 import { DomainError } from '../../src/domain/errors.ts';
 import { cleanMetadata, cleanText, countOf, hasUnstorableCharacters, MAX_COUNT, metricsProblem, TEXT_LIMITS } from '../../src/domain/storable.ts';
 import { decideVideo } from '../../src/domain/video-decide.ts';
-import type { VideoState } from '../../src/domain/video.ts';
+import { metadataKey, type VideoState } from '../../src/domain/video.ts';
 
 describe('countOf', () => {
   it('gives the canonical decimal string of a count up to 2^63 - 1', () => {
@@ -50,7 +50,7 @@ describe('the video decider keeps unstorable values out of its events', () => {
   const state: VideoState = {
     exists: true, videoId: 'v', orgId: 'o', mode: 'live', platform: 'youtube', status: 'monitoring',
     startedAt: Date.parse('2026-03-01T00:00:00Z'), durationDays: 1, nextSlot: 1, snapshots: 1, consecutiveFailures: 0,
-    isDeleted: false, metadata: { title: 't', creator: 'c', description: 'd' },
+    isDeleted: false, metadataKey: metadataKey({ title: 't', creator: 'c', description: 'd' }),
   };
   const snapshot = { snapshotId: 's', provider: 'p', metrics: { views: '1' }, metadata: { title: 'new\u0000 title\ud800', creator: 'c', description: 'd' } };
 

@@ -6,6 +6,7 @@ import { decideVideo, type CollectedSnapshot, type VideoCommand } from '../../sr
 import {
   evolveVideo,
   initialVideoState,
+  metadataKey,
   type FailureReason,
   type VideoEvent,
   type VideoState,
@@ -148,7 +149,7 @@ describe('Track', () => {
       snapshots: 1,
       consecutiveFailures: 0,
       isDeleted: false,
-      metadata,
+      metadataKey: metadataKey(metadata),
     });
   });
 
@@ -224,10 +225,17 @@ describe('RecordSnapshot', () => {
     const changed = snapshotRecorded(1);
     const { state } = given(tracked()).when(command).then([{ ...changed, data: { ...changed.data, metadata: renamed } } as VideoEvent]);
     assert.ok(state.exists);
-    assert.deepEqual(state.metadata, renamed);
+    assert.equal(state.metadataKey, metadataKey(renamed));
     given([...tracked(), { ...changed, data: { ...changed.data, metadata: renamed } } as VideoEvent])
       .when({ ...command, slot: 2, snapshot: { ...collected(2), metadata: renamed }, now: at(2 * HOUR_MS) })
       .then([snapshotRecorded(2)]);
+  });
+
+  it('sees text that moved from one metadata field to the next as a change', () => {
+    const moved = { ...metadata, title: metadata.title.slice(0, -1), creator: metadata.title.slice(-1) + metadata.creator };
+    const command: VideoCommand = { type: 'RecordSnapshot', slot: 1, snapshot: { ...collected(1), metadata: moved }, now: at(HOUR_MS) };
+    const changed = snapshotRecorded(1);
+    given(tracked()).when(command).then([{ ...changed, data: { ...changed.data, metadata: moved } } as VideoEvent]);
   });
 
   it('is a no-op for a slot already recorded (a second collector saw the same slot)', () => {
