@@ -24,7 +24,7 @@ export async function startBenchServer(): Promise<BenchServer> {
     return { adminUrl: process.env.BENCH_DATABASE_URL, describe: 'external PostgreSQL (BENCH_DATABASE_URL)', stop: async () => {} };
   }
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'vidtrack-bench-'));
-  // Shared buffers hold the million-video data set (the log and the read models, about 3 GB).
+  // Shared buffers big enough for what collection touches of the million-video data set.
   // The kernel's page cache cannot be relied on for it: this VM's proactive reclaim (DAMON
   // `pageout`) drops file pages left idle for seconds, and with 512 MB collection fell from
   // 19,361 to 16,263 snapshots/s on the same code (BENCHMARKS.md, "What made the figures").

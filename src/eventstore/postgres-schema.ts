@@ -72,7 +72,7 @@ export const eventStoreMigrations: readonly Migration[] = [
   },
   {
     // Event data as the text it was written in: nothing queries inside the log, and jsonb
-    // cost a conversion on every append and another on every read (about 4 µs an event
+    // cost a conversion on every append and another on every read (3 to 4 µs an event
     // each way for a snapshot). The store refuses in Node what jsonb used to refuse
     // (U+0000, unpaired surrogates: see toParams), so the read models can still hold
     // everything the log does. Rewrites the table once.

@@ -481,9 +481,10 @@ function toParams(appends: readonly StreamAppend[]): unknown[] {
   const document = JSON.stringify(events);
   // The log's json column would take U+0000 and unpaired surrogates, but the read models'
   // jsonb and text columns cannot hold them: refuse them here, naming the stream, so that
-  // nothing enters the log that a projection would fail on. JSON.stringify writes both as \u escapes (a
-  // paired surrogate goes out as itself), so the cheap test is on the document; it may also
-  // match an escaped backslash followed by "u0000", and the exact check then clears it.
+  // nothing enters the log that a projection would fail on. JSON.stringify writes both as
+  // \u escapes (a paired surrogate goes out as itself), so the cheap test is on the document;
+  // it may also match an escaped backslash followed by "u0000", and the exact check then
+  // clears it.
   if (SUSPECT_ESCAPE.test(document)) {
     for (const append of appends) {
       if (append.events.some((event) => unstorable(event.data) || unstorable(event.metadata))) {
