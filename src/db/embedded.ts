@@ -120,7 +120,7 @@ async function startOrReuse(
     const port = info.port && (await isPortFree(info.port)) ? info.port : await freePort();
     try {
       const server = await startServer(bin.postgres, clusterDir, port, options, runAs);
-      const ready = { ...withPort(info, port, database), pid: server.child.pid!, ...ownedByUs() };
+      const ready = { ...withPort(info, port, database, socketDirOf(clusterDir)), pid: server.child.pid!, ...ownedByUs() };
       await ensureDatabase(ready.adminUrl, database);
       writeInfo(dataDir, ready);
       return {
@@ -149,7 +149,10 @@ async function startOrReuse(
 async function reuse(dataDir: string, database: string, running: { pid: number; port: number }): Promise<EmbeddedPostgres> {
   const info = readInfo(dataDir);
   if (!info) throw new Error(`a server (pid ${running.pid}) runs on ${dataDir} but ${INFO_FILE} is missing`);
-  const ready = withPort(info, running.port, database);
+  // A server started by an older version may listen on TCP only.
+  const socketDir = socketDirOf(clusterDirOf(dataDir));
+  const listening = socketDir !== undefined && fs.existsSync(path.join(socketDir, `.s.PGSQL.${running.port}`));
+  const ready = withPort(info, running.port, database, listening ? socketDir : undefined);
   // It may still be starting or recovering.
   const started = Date.now();
   while (!(await canConnect(ready.adminUrl))) {
@@ -222,8 +225,7 @@ async function startServer(
 ): Promise<{ child: ChildProcess; stop(): Promise<void> }> {
   const settings: Record<string, string | number> = {
     listen_addresses: '127.0.0.1',
-    // TCP only: no socket files in /tmp to collide or go stale.
-    unix_socket_directories: '',
+    unix_socket_directories: socketDirOf(clusterDir) ?? '',
     // The workload is a stream of batched appends and set-based updates: fewer, later
     // checkpoints mean fewer full-page images in the WAL (the first change of a page after a
     // checkpoint copies the whole page). They are not compressed (wal_compression): this build
@@ -428,19 +430,33 @@ function clusterDirOf(dataDir: string): string {
   return path.join(dataDir, 'pg');
 }
 
+/**
+ * The server listens on a Unix socket too, in its own cluster folder, where no other server's
+ * socket can collide (nothing in /tmp) and the server itself removes a stale one. Our URLs use
+ * it: a round trip over it cost a quarter to a third less CPU on both sides than over TCP
+ * loopback (small queries from 16 connections: Node 19.5-27.9 µs against 27.0-36.9, PostgreSQL
+ * 18.8-24.0 against 26.5-30.8). TCP stays open for other clients. No socket when its path would
+ * pass the kernel's limit of 107 bytes.
+ */
+function socketDirOf(clusterDir: string): string | undefined {
+  return path.join(clusterDir, '.s.PGSQL.65535').length <= 107 ? clusterDir : undefined;
+}
+
 function newInfo(database: string): ServerInfo {
   return withPort({ user: SUPERUSER, password: randomBytes(18).toString('base64url') }, 0, database);
 }
 
-function withPort(info: Pick<ServerInfo, 'user' | 'password'>, port: number, database: string): ServerInfo {
+function withPort(info: Pick<ServerInfo, 'user' | 'password'>, port: number, database: string, socketDir?: string): ServerInfo {
   const base = `postgres://${encodeURIComponent(info.user)}:${encodeURIComponent(info.password)}@127.0.0.1:${port}`;
+  // A `host` parameter naming a folder is where pg (and libpq) look for the socket.
+  const viaSocket = socketDir ? `?host=${encodeURIComponent(socketDir)}` : '';
   return {
     user: info.user,
     password: info.password,
     database,
     port: port || undefined,
-    url: `${base}/${encodeURIComponent(database)}`,
-    adminUrl: `${base}/postgres`,
+    url: `${base}/${encodeURIComponent(database)}${viaSocket}`,
+    adminUrl: `${base}/postgres${viaSocket}`,
   };
 }
 
