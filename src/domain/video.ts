@@ -1,7 +1,7 @@
 // Video stream (`video-<id>`): its events, its state and how an event changes the state.
+import { hash } from 'node:crypto';
 import type { Micros } from './money.ts';
 import type { KeyMode, Metrics, Platform, VideoMetadata, VideoStatus } from './platform.ts';
-import { hash } from 'node:crypto';
 import { DAY_MS, HOUR_MS } from '../clock.ts';
 
 export type VideoTracked = {
