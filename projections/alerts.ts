@@ -5,6 +5,7 @@ export const alertsProjection: Projection = {
   name: 'alerts',
   version: 1,
   tables: ['metric_alerts'],
+  consumes: ['MetricAlertCreated', 'MetricAlertDeleted'],
   ddl: (schema) => `
     CREATE TABLE IF NOT EXISTS ${ident(schema)}.metric_alerts (
       alert_id text PRIMARY KEY,

@@ -5,6 +5,7 @@ export const apiKeysProjection: Projection = {
   name: 'api_keys',
   version: 1,
   tables: ['organizations', 'api_keys'],
+  consumes: ['OrganizationOpened', 'ApiKeyIssued', 'ApiKeyRevoked'],
   ddl: (schema) => {
     const s = ident(schema);
     return `

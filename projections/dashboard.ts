@@ -7,6 +7,7 @@ export const dashboardProjection: Projection = {
   name: 'dashboard',
   version: 1,
   tables: ['members', 'key_details', 'video_keys'],
+  consumes: ['MemberInvited', 'MemberJoined', 'MemberRemoved', 'ApiKeyIssued', 'VideoTracked'],
   ddl: (schema) => {
     const s = ident(schema);
     return `

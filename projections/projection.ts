@@ -1,5 +1,5 @@
 import type { PoolClient } from 'pg';
-import type { DomainEvent } from '../src/domain/events.ts';
+import type { DomainEvent, DomainEventType } from '../src/domain/events.ts';
 import type { RecordedEvent } from '../src/eventstore/port.ts';
 
 export type LoggedEvent = RecordedEvent<DomainEvent['type'], any> & DomainEvent;
@@ -22,6 +22,19 @@ export interface Projection {
   /** Tables it owns, for a rebuild's swap. */
   readonly tables: readonly string[];
   apply(client: PoolClient, schema: string, events: readonly LoggedEvent[]): Promise<void>;
+  /**
+   * Every event type `apply` reads: a rebuild whose log lies in the read models' database gives
+   * `apply` only these (projections/replay.ts). A type left out here is missed by such a rebuild;
+   * test/projections/consumes.test.ts holds every projection to its list.
+   */
+  readonly consumes: readonly DomainEventType[];
+  /**
+   * Optional: the tables `apply` would leave after every event of `log`, made in SQL by a few
+   * set-based statements over the log where it lies (projections/replay.ts), for read models fed
+   * by the bulk of the log (each snapshot), which reading out page by page would cost far more.
+   * `log` is a FROM item (EventStore.logInDatabase); the tables are empty when it is called.
+   */
+  replay?(client: PoolClient, schema: string, log: string): Promise<void>;
 }
 
 /** Quotes an identifier we made ourselves (schema names); never user input. */

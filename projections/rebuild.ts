@@ -17,6 +17,8 @@ export interface RebuildOptions {
   buildSchema?: string;
   batchSize?: number;
   onProgress?: (events: number, position: Position) => void;
+  /** Told of each read model built where the log lies (replay.ts), when it is done. */
+  onReplayed?: (projection: string, seconds: number) => void;
 }
 
 export interface RebuildResult {
@@ -40,6 +42,7 @@ export async function rebuildReadModels(store: EventStore, pool: Pool, options: 
   let events = 0;
   await buildBeside(store, pool, options.projections, build, {
     batchSize: options.batchSize,
+    onReplayed: options.onReplayed,
     onPage: (n, position) => {
       events += n;
       options.onProgress?.(events, position);

@@ -23,6 +23,7 @@ import { comparePositions, type EventStore, type Position } from '../src/eventst
 import { readCheckpoints, writeCheckpoints } from './checkpoints.ts';
 import { describeParked, errorText, isTransient, parkEvents, type ParkedEvent } from './parking.ts';
 import { ident, type LoggedEvent, type Projection } from './projection.ts';
+import { replayInDatabase } from './replay.ts';
 import { swapIn } from './swap.ts';
 import { bookkeepingDdl, createReadModels, describeNewer, planVersions } from './versions.ts';
 
@@ -47,6 +48,14 @@ export interface RunnerOptions {
    * of one after another on one.
    */
   connectionPerProjection?: boolean;
+  /**
+   * A build up to this position: read models still empty are made where the log lies, when it
+   * lies in this pool's database (replay.ts), before the pages take over. Needs
+   * connectionPerProjection.
+   */
+  replayUpTo?: Position | null;
+  /** Told of each read model a replay has built (rebuild progress). */
+  onReplayed?: (projection: string, seconds: number) => void;
 }
 
 const RETRY_MS = 1_000;
@@ -92,7 +101,12 @@ export async function buildBeside(
   pool: Pool,
   projections: readonly Projection[],
   build: string,
-  options: { batchSize?: number; onPage?: (events: number, position: Position) => void; onParked?: (parked: ParkedEvent) => void } = {},
+  options: {
+    batchSize?: number;
+    onPage?: (events: number, position: Position) => void;
+    onParked?: (parked: ParkedEvent) => void;
+    onReplayed?: (projection: string, seconds: number) => void;
+  } = {},
 ): Promise<void> {
   const target = await store.headPosition();
   const failures = new Subject<unknown>();
@@ -101,7 +115,9 @@ export async function buildBeside(
     batchSize: options.batchSize ?? 10_000,
     onPage: options.onPage,
     onParked: options.onParked,
+    onReplayed: options.onReplayed,
     connectionPerProjection: true,
+    replayUpTo: target,
   });
   let firstError: unknown = null;
   await runner.start((error) => {
@@ -182,6 +198,7 @@ export class ProjectionRunner {
     this.standbyReason = null;
     const names = this.projections.map((p) => p.name);
     const checkpoints = await readCheckpoints(this.client, schema, names);
+    if (this.options.replayUpTo) await this.replay(this.options.replayUpTo, checkpoints);
     // Resume from the least advanced projection; the others skip what they already have.
     const known = [...checkpoints.values()];
     const start = known.some((c) => c === null) ? null : known.reduce((a, b) => (comparePositions(a!, b!) <= 0 ? a : b))!;
@@ -210,6 +227,25 @@ export class ProjectionRunner {
         next: (position) => this.position$.next(position),
         error: (error) => this.failed(error, onError),
       });
+  }
+
+  /** Builds the read models that have no checkpoint yet where the log lies, if it lies in this database. */
+  private async replay(upTo: Position, checkpoints: Map<string, Position | null>): Promise<void> {
+    const log = this.store.logInDatabase?.(this.pool);
+    if (!log) return;
+    const lanes = [this.client!, ...this.laneClients];
+    const empty = this.projections.map((projection, i) => ({ projection, lane: lanes[i]! })).filter(({ projection }) => checkpoints.get(projection.name) === null);
+    if (empty.length === 0) return;
+    const counted = log.countUpTo(this.pool, upTo);
+    const built = await replayInDatabase(log, empty.map((e) => e.lane), empty.map((e) => e.projection), this.options.schema, upTo, this.options.onReplayed).catch(async (error: unknown) => {
+      await counted.catch(() => undefined);
+      throw error;
+    });
+    const events = await counted;
+    for (const name of built) checkpoints.set(name, upTo);
+    // Progress in events only when the replay did the whole build: otherwise the pages count
+    // every event again from the least advanced read model.
+    if (built.length === this.projections.length) this.options.onPage?.(events, upTo);
   }
 
   private async newerInDatabase(): Promise<boolean> {

@@ -7,6 +7,7 @@ export const snapshotsProjection: Projection = {
   name: 'snapshots',
   version: 1,
   tables: ['snapshots'],
+  consumes: ['SnapshotRecorded'],
   ddl: (schema) => `
     CREATE TABLE IF NOT EXISTS ${ident(schema)}.snapshots (
       video_id text NOT NULL,
@@ -17,6 +18,17 @@ export const snapshotsProjection: Projection = {
       ${METRICS.map((m) => `${m} bigint`).join(',\n      ')},
       PRIMARY KEY (video_id, slot)
     );`,
+
+  async replay(client, schema, log) {
+    await client.query(
+      `INSERT INTO ${ident(schema)}.snapshots (video_id, slot, snapshot_id, snapshot_time, provider, ${METRICS.join(', ')})
+       SELECT d."videoId", d.slot, d."snapshotId", d."snapshotTime", d.provider, ${METRICS.map((m) => `m.${m}`).join(', ')}
+       FROM ${log}, json_to_record(log.data) AS d("videoId" text, slot int, "snapshotId" text, "snapshotTime" timestamptz, provider text, metrics json),
+         json_to_record(d.metrics) AS m(${METRICS.map((m) => `${m} bigint`).join(', ')})
+       WHERE log.type = 'SnapshotRecorded'
+       ON CONFLICT DO NOTHING`,
+    );
+  },
 
   async apply(client, schema, events) {
     const recorded = ofType(events, 'SnapshotRecorded');

@@ -17,6 +17,7 @@ export const usageProjection: Projection = {
   name: 'usage',
   version: 1,
   tables: ['usage'],
+  consumes: ['OrganizationOpened', 'FundsDeposited', 'UsageCharged', 'SnapshotRecorded', 'VideoTracked', 'VideoResumed', 'VideoPaused', 'VideoErrored', 'VideoCompleted', 'VideoCancelled'],
   ddl: (schema) => `
     CREATE TABLE IF NOT EXISTS ${ident(schema)}.usage (
       org_id text PRIMARY KEY,
@@ -29,6 +30,28 @@ export const usageProjection: Projection = {
       active_live int NOT NULL DEFAULT 0,
       active_test int NOT NULL DEFAULT 0
     );`,
+
+  // The page's deltas below, summed over the whole log at once.
+  async replay(client, schema, log) {
+    const moves = `CASE WHEN type IN ('VideoTracked', 'VideoResumed') THEN 1 WHEN type IN ('VideoPaused', 'VideoErrored', 'VideoCompleted', 'VideoCancelled') THEN -1 END`;
+    await client.query(
+      `INSERT INTO ${ident(schema)}.usage (org_id, balance, total_charged, snapshots_charged, live_snapshots, live_cost, test_snapshots, active_live, active_test)
+       SELECT d."orgId",
+         coalesce(sum(d.amount) FILTER (WHERE type = 'FundsDeposited'), 0) - coalesce(sum(d.amount) FILTER (WHERE type = 'UsageCharged'), 0),
+         coalesce(sum(d.amount) FILTER (WHERE type = 'UsageCharged'), 0),
+         coalesce(sum(d.snapshots) FILTER (WHERE type = 'UsageCharged'), 0),
+         count(*) FILTER (WHERE type = 'SnapshotRecorded' AND d.mode = 'live'),
+         coalesce(sum(d.price) FILTER (WHERE type = 'SnapshotRecorded' AND d.mode = 'live'), 0),
+         count(*) FILTER (WHERE type = 'SnapshotRecorded' AND d.mode IS DISTINCT FROM 'live'),
+         coalesce(sum(${moves}) FILTER (WHERE d.mode IS DISTINCT FROM 'test'), 0),
+         coalesce(sum(${moves}) FILTER (WHERE d.mode = 'test'), 0)
+       FROM ${log}, json_to_record(log.data) AS d("orgId" text, amount bigint, snapshots bigint, price bigint, mode text, "previousStatus" text)
+       WHERE log.type IN (${usageProjection.consumes.map((t) => `'${t}'`).join(', ')})
+         -- An ending counts only for a video that was monitoring; one that was not moves nothing.
+         AND (log.type NOT IN ('VideoCompleted', 'VideoCancelled') OR d."previousStatus" = 'monitoring')
+       GROUP BY d."orgId"`,
+    );
+  },
 
   async apply(client, schema, events) {
     const deltas = new Map<string, UsageDelta>();

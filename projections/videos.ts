@@ -39,6 +39,12 @@ interface VideoChange {
   revision: string;
 }
 
+/** The events of a video's stream, every one of which the fold below reads. */
+const VIDEO_EVENT_TYPES = [
+  'VideoTracked', 'SnapshotRecorded', 'CollectionFailed', 'VideoErrored', 'VideoPaused', 'VideoResumed', 'VideoCompleted', 'VideoCancelled',
+] as const;
+const VIDEO_EVENTS = new Set<string>(VIDEO_EVENT_TYPES);
+
 // Two tables. `video_schedule` holds everything a snapshot changes (the slot, counters,
 // last_updated, the stream revision) and everything the scheduler decides from (it repeats
 // the few fixed columns of `videos` it needs, and the metadata as its fingerprint), indexed in
@@ -52,6 +58,7 @@ export const videosProjection: Projection = {
   // 3: `video_schedule` carries what a decision needs, so the scheduler's read joins nothing.
   version: 3,
   tables: ['videos', 'video_schedule'],
+  consumes: VIDEO_EVENT_TYPES,
   ddl: (schema) => {
     const s = ident(schema);
     return `
@@ -97,6 +104,61 @@ export const videosProjection: Projection = {
     ) WITH (fillfactor = 70); -- every snapshot writes a new version of the row: room for it on its page
     CREATE INDEX IF NOT EXISTS video_schedule_due ON ${s}.video_schedule (next_slot_at, video_id)
       WHERE status = 'monitoring' AND next_slot < total_slots;`;
+  },
+
+  // The fold below, over the whole log at once: a video's later events grouped by video, each
+  // field taken from the last event (by stream revision) that sets it.
+  async replay(client, schema, log) {
+    const s = ident(schema);
+    const later = VIDEO_EVENT_TYPES.filter((t) => t !== 'VideoTracked').map((t) => `'${t}'`).join(', ');
+    await client.query(`
+      WITH tracked AS (
+        SELECT log.revision, d.*
+        FROM ${log}, json_to_record(log.data) AS d("videoId" text, "jobId" text, "orgId" text, "keyId" text, mode text,
+          "videoLink" text, platform text, "platformId" text, "durationDays" int, "startedAt" timestamptz, metadata jsonb)
+        WHERE log.type = 'VideoTracked'),
+      events AS (
+        SELECT log.revision, log.type, d.*
+        FROM ${log}, json_to_record(log.data) AS d("videoId" text, slot int, "consecutiveFailures" int, "isDeleted" boolean,
+          "at" timestamptz, "nextSlot" int, "snapshotTime" timestamptz, metadata jsonb)
+        WHERE log.type IN (${later}) AND log.stream_id LIKE 'video-%'),
+      folded AS (
+        SELECT "videoId" AS video_id,
+          max(revision) AS revision,
+          count(*) FILTER (WHERE type = 'SnapshotRecorded') AS snapshot_count,
+          max(CASE WHEN type IN ('SnapshotRecorded', 'CollectionFailed') THEN slot + 1 WHEN type = 'VideoResumed' THEN "nextSlot" END) AS next_slot,
+          (array_agg(CASE WHEN type = 'CollectionFailed' THEN "consecutiveFailures" ELSE 0 END ORDER BY revision DESC)
+            FILTER (WHERE type IN ('SnapshotRecorded', 'CollectionFailed')))[1] AS consecutive_failures,
+          (array_agg(CASE type WHEN 'VideoErrored' THEN 'error' WHEN 'VideoPaused' THEN 'paused' WHEN 'VideoResumed' THEN 'monitoring'
+              WHEN 'VideoCompleted' THEN 'completed' ELSE 'cancelled' END ORDER BY revision DESC)
+            FILTER (WHERE type NOT IN ('SnapshotRecorded', 'CollectionFailed')))[1] AS status,
+          (array_agg("isDeleted" ORDER BY revision DESC) FILTER (WHERE type = 'VideoErrored'))[1] AS is_deleted,
+          (array_agg("at" ORDER BY revision DESC) FILTER (WHERE type IN ('VideoErrored', 'VideoCompleted', 'VideoCancelled')))[1] AS ended_at,
+          (array_agg(metadata ORDER BY revision DESC) FILTER (WHERE type = 'SnapshotRecorded' AND jsonb_typeof(metadata) = 'object'))[1] AS metadata,
+          max(CASE WHEN type = 'SnapshotRecorded' THEN "snapshotTime" WHEN type <> 'CollectionFailed' THEN "at" END) AS last_updated
+        FROM events GROUP BY "videoId"),
+      r AS MATERIALIZED (
+        SELECT t."videoId" AS video_id, t."jobId" AS job_id, t."orgId" AS org_id, t."keyId" AS key_id, t.mode, t."videoLink" AS video_link,
+          t.platform, t."platformId" AS platform_id, coalesce(f.status, 'monitoring') AS status, t."durationDays" AS duration_days,
+          t."startedAt" AS monitoring_started, greatest(coalesce(f.next_slot, 0), 0) AS next_slot,
+          coalesce(f.snapshot_count, 0) AS snapshot_count, coalesce(f.consecutive_failures, 0) AS consecutive_failures,
+          coalesce(f.is_deleted, false) AS is_deleted, coalesce(f.metadata, t.metadata) AS current_metadata,
+          greatest(t."startedAt", f.last_updated) AS last_updated, f.ended_at, greatest(t.revision, f.revision) AS revision
+        FROM tracked t LEFT JOIN folded f ON f.video_id = t."videoId"),
+      schedule AS (
+        INSERT INTO ${s}.video_schedule (video_id, org_id, mode, platform, platform_id, video_link, status, is_deleted,
+          metadata_key, monitoring_started, next_slot, total_slots, next_slot_at, snapshot_count, consecutive_failures,
+          last_updated, revision)
+        SELECT video_id, org_id, mode, platform, platform_id, video_link, status, is_deleted,
+          ${metadataKeySql('current_metadata')}, monitoring_started, next_slot, duration_days * 24,
+          monitoring_started + next_slot * interval '1 hour', snapshot_count, consecutive_failures, last_updated, revision FROM r
+        ON CONFLICT (video_id) DO NOTHING)
+      INSERT INTO ${s}.videos (video_id, job_id, org_id, key_id, mode, video_link, platform, platform_id, status,
+        duration_days, monitoring_started, ends_at, is_deleted, current_metadata, created_at, ended_at)
+      SELECT video_id, job_id, org_id, key_id, mode, video_link, platform, platform_id, status,
+        duration_days, monitoring_started, monitoring_started + duration_days * interval '1 day',
+        is_deleted, current_metadata, monitoring_started, ended_at
+      FROM r ON CONFLICT (video_id) DO NOTHING`);
   },
 
   async apply(client, schema, events) {
@@ -206,7 +268,7 @@ function fold(event: LoggedEvent, created: Map<string, NewVideo>, changed: Map<s
     });
     return;
   }
-  if (!event.streamId.startsWith('video-')) return;
+  if (!event.streamId.startsWith('video-') || !VIDEO_EVENTS.has(event.type)) return;
   const videoId = (event.data as { videoId: string }).videoId;
   // A video first seen in this batch is changed in place; an older one collects a delta.
   const row: NewVideo | VideoChange =
@@ -261,6 +323,17 @@ function fold(event: LoggedEvent, created: Map<string, NewVideo>, changed: Map<s
       row.last_updated = event.data.at;
       return;
   }
+}
+
+/**
+ * metadataKey (src/domain/video.ts) in SQL, for a jsonb metadata expression: the same SHA-256 of
+ * the same JSON text (jsonb prints a string, null and a number as JSON.stringify does, with no
+ * space between the array's items here), base64url without padding.
+ */
+export function metadataKeySql(metadata: string): string {
+  const item = (field: string) => `coalesce((${metadata} -> '${field}')::text, 'null')`;
+  const json = `'[' || ${item('title')} || ',' || ${item('creator')} || ',' || ${item('description')} || ']'`;
+  return `rtrim(translate(encode(sha256(convert_to(${json}, 'UTF8')), 'base64'), '+/', '-_'), '=')`;
 }
 
 function setAndReturn<K, V>(map: Map<K, V>, key: K, value: V): V {

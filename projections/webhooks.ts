@@ -21,6 +21,7 @@ export const webhooksProjection: Projection = {
   name: 'webhooks',
   version: 1,
   tables: ['webhook_endpoints'],
+  consumes: ['WebhookEndpointCreated', 'WebhookEndpointUpdated', 'WebhookEndpointDisabled', 'WebhookSecretRotated', 'WebhookEndpointDeleted'],
   ddl: (schema) => `
     CREATE TABLE IF NOT EXISTS ${ident(schema)}.webhook_endpoints (
       endpoint_id text PRIMARY KEY,

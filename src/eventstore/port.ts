@@ -94,7 +94,34 @@ export interface EventStore {
   headPosition(): Promise<Position | null>;
   /** How many events the log holds (an estimate is fine): progress bars and ETAs only. */
   countEvents(): Promise<number>;
+  /**
+   * The log as a table of `pool`'s own database, when this store keeps it there (the PostgreSQL
+   * store on that pool): a rebuild then projects it where it lies instead of reading it out.
+   * Undefined for a log elsewhere (EventStoreDB) or in another database.
+   */
+  logInDatabase?(pool: unknown): LogInDatabase | undefined;
   close(): Promise<void>;
+}
+
+/** Anything that runs a query on the database of the log (a pool, or a client inside a transaction). */
+export interface SqlClient {
+  query<Row = any>(text: string, values?: unknown[]): Promise<{ rows: Row[] }>;
+}
+
+/** The log read inside its own database (EventStore.logInDatabase). */
+export interface LogInDatabase {
+  /**
+   * A FROM item named `log`: every event up to `upTo` (inclusive), in no particular order, as
+   * stream_id, revision (bigint: a stream's order), type and data (json).
+   */
+  eventsUpTo(upTo: Position): string;
+  /** How many events there are up to `upTo` (inclusive). */
+  countUpTo(db: SqlClient, upTo: Position): Promise<number>;
+  /**
+   * The events of `types` up to `upTo` (inclusive), in global order, as pages, read on `client`
+   * inside its open transaction (a cursor).
+   */
+  readTypesUpTo(client: SqlClient, types: readonly string[], upTo: Position, pageSize: number): AsyncIterable<RecordedEvent[]>;
 }
 
 export class WrongExpectedRevision extends Error {

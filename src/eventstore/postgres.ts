@@ -34,6 +34,7 @@ import {
   type ExpectedRevision,
   type Position,
   formatPosition,
+  type LogInDatabase,
   type RecordedEvent,
   type StreamAppend,
   type SubscribeOptions,
@@ -41,6 +42,8 @@ import {
 import { EVENTS_CHANNEL } from './postgres-schema.ts';
 import { AppendAnnouncer } from './announcer.ts';
 import { LogTail } from './log-tail.ts';
+import { postgresLog } from './postgres-log.ts';
+import { EVENT_COLUMNS, toRecordedEvent, type EventRow } from './postgres-rows.ts';
 import { hasUnstorableCharacters } from '../domain/storable.ts';
 import { UnstorableData } from './unstorable.ts';
 
@@ -152,6 +155,11 @@ export class PostgresEventStore implements EventStore {
     this.assertOpen();
     const { rows } = await this.pool.query<{ n: string }>('select count(*) as n from es.events');
     return Number(rows[0]!.n);
+  }
+
+  logInDatabase(pool: unknown): LogInDatabase | undefined {
+    // The same pool object is the same database; another pool may be another database.
+    return pool === this.pool ? postgresLog : undefined;
   }
 
   subscribeAll(from: Position | null, options: SubscribeOptions = {}): Observable<RecordedEvent[]> {
@@ -520,42 +528,6 @@ function validate(appends: readonly StreamAppend[]): void {
       throw new RangeError(`stream ${streamId}: invalid expected revision ${String(expectedRevision)}`);
     }
   }
-}
-
-// ---------------------------------------------------------------------------
-// Reading
-
-// bigints travel as text (never through a JS number). The casts keep the column
-// names, so every ORDER BY names the table's column (es.events.position):
-// a bare `position` there would sort the text output column ('10' < '9').
-// recorded_at travels as epoch milliseconds: pg's timestamp parser cost about 1 µs per event
-// of a log read, and a Date from a number costs next to nothing.
-const EVENT_COLUMNS = `position::text, transaction_id::text, stream_id, revision::text, event_id, type, data, metadata,
-  round(date_part('epoch', recorded_at) * 1000) as recorded_at_ms`;
-
-interface EventRow {
-  position: string;
-  transaction_id: string;
-  stream_id: string;
-  revision: string;
-  event_id: string;
-  type: string;
-  data: unknown;
-  metadata: Record<string, unknown>;
-  recorded_at_ms: number;
-}
-
-function toRecordedEvent(row: EventRow): RecordedEvent {
-  return {
-    id: row.event_id,
-    streamId: row.stream_id,
-    revision: BigInt(row.revision),
-    position: { commit: BigInt(row.transaction_id), prepare: BigInt(row.position) },
-    type: row.type,
-    data: row.data,
-    metadata: row.metadata,
-    recordedAt: new Date(row.recorded_at_ms),
-  };
 }
 
 // ---------------------------------------------------------------------------

@@ -39,6 +39,7 @@ test('a deadlock is retried, not parked; an event that breaks apply is parked an
     name: 'rows',
     version: 1,
     tables: ['rows_seen'],
+    consumes: [], // its events are no domain events; it only runs live
     ddl: (schema) => `CREATE TABLE IF NOT EXISTS ${ident(schema)}.rows_seen (n int PRIMARY KEY)`,
     async apply(client, schema, events) {
       if (deadlocks-- > 0) throw sqlError('40P01');
@@ -89,6 +90,7 @@ test('a page whose every event fails parks none of them: it is retried until it 
     name: 'rows',
     version: 1,
     tables: ['rows_seen'],
+    consumes: [], // its events are no domain events; it only runs live
     ddl: (schema) => `CREATE TABLE IF NOT EXISTS ${ident(schema)}.rows_seen (n int PRIMARY KEY)`,
     async apply(client, schema, events) {
       // A bug of the code, not of the events: every event fails alike until it is fixed.

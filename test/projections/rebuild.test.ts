@@ -4,12 +4,18 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { HOUR_MS } from '../../src/clock.ts';
-import { collectDue, chargeUsage, completeEnded } from '../../src/collect/work.ts';
+import { collectDue, chargeUsage, completeEnded, resumeFunded } from '../../src/collect/work.ts';
+import { deposit } from '../../src/commands/account-commands.ts';
+import { videoDecider } from '../../src/commands/deciders.ts';
+import { cancelVideo } from '../../src/commands/video-commands.ts';
+import { handleCommand } from '../../src/commands/handle.ts';
+import { parseUsd } from '../../src/domain/money.ts';
+import { streamIdOfVideo } from '../../src/domain/video.ts';
 import { READ_SCHEMA, projections } from '../../projections/index.ts';
 import { ProjectionRunner } from '../../projections/runner.ts';
 import { rebuildReadModels } from '../../projections/rebuild.ts';
 import { startTestService, type TestService } from '../support/service.ts';
-import { getVideo, track, youtubeLink } from '../collect/rounds.ts';
+import { eventsOf, getVideo, track, youtubeLink } from '../collect/rounds.ts';
 
 let service: TestService;
 before(async () => {
@@ -29,21 +35,45 @@ async function readModelRows(): Promise<Record<string, unknown[]>> {
   return result;
 }
 
+/**
+ * Every event a read model reads: snapshots, failures and an error, a test-mode video, charges,
+ * a stop, a cancellation, an organization whose 0.4 USD pays for 26 snapshots of its two videos (paused in hour
+ * 12, resumed after a deposit), metadata the platform changed to text that JSON must escape, and
+ * completion.
+ */
 async function someHistory(): Promise<{ apiKey: string; videos: string[] }> {
   const org = await service.organization({ usd: '5' });
   const other = await service.organization({ usd: '2', plan: 'pro' });
+  const poor = await service.organization({ usd: '0.4' });
   const videos = [
     await track(service, org.liveKey, youtubeLink(), 1),
     await track(service, org.liveKey, youtubeLink('410'), 2),
     await track(service, org.testKey, youtubeLink(), 1),
     await track(service, other.liveKey, youtubeLink(), 3),
+    await track(service, poor.liveKey, youtubeLink(), 1),
+    await track(service, poor.liveKey, youtubeLink(), 1),
   ];
-  for (let hour = 1; hour <= 6; hour++) {
+  for (let hour = 1; hour <= 14; hour++) {
     service.clock.advance(HOUR_MS);
     await collectDue(service.work);
-    if (hour === 3) await chargeUsage(service.work);
+    if (hour % 3 === 0) await chargeUsage(service.work);
   }
+  await handleCommand(service.store, streamIdOfVideo(videos[0]!), videoDecider, {
+    type: 'RecordSnapshot',
+    slot: 15,
+    now: service.clock.now(),
+    snapshot: {
+      snapshotId: 'changed-metadata',
+      provider: 'test',
+      metrics: { views: '12', likes: '3' },
+      metadata: { title: 'A "quoted" \\ back\\slash\ttab\nline \u2028 é 🎬', creator: '\u0001control', description: '' },
+    },
+  });
+  await deposit(service.store, service.clock, poor.orgId, parseUsd('1')!, 'top-up');
+  await service.settle();
+  await resumeFunded(service.work);
   await service.app.inject({ method: 'POST', url: `/api/v1/videos/${videos[3]}/stop`, headers: { 'x-api-key': other.liveKey } });
+  await cancelVideo(service.store, service.clock, videos[2]!);
   service.clock.advance(20 * HOUR_MS);
   // A late scheduler catches up every missed slot before the videos complete.
   while ((await collectDue(service.work)).claimed > 0);
@@ -58,8 +88,23 @@ test('a rebuild is equal, row for row, to the read models it replaces, and the l
   const before = await readModelRows();
   assert.ok((before.snapshots as unknown[]).length > 15);
 
-  const result = await rebuildReadModels(service.store, service.db.pool, { projections, liveSchema: READ_SCHEMA, batchSize: 7 });
+  for (const type of ['VideoPaused', 'VideoResumed', 'VideoErrored', 'VideoCancelled', 'VideoCompleted', 'CollectionFailed', 'UsageCharged']) {
+    assert.ok((await eventsOf(service, type)).length > 0, `the history holds a ${type}`);
+  }
+  assert.ok((await eventsOf(service, 'SnapshotRecorded')).some((e) => e.metadata), 'the history holds changed metadata');
+
+  // The log lies in the read models' database (the service's store on the service's pool):
+  // every read model is made there, none page by page.
+  const replayed: string[] = [];
+  const result = await rebuildReadModels(service.store, service.work.pool, { projections, liveSchema: READ_SCHEMA, batchSize: 7, onReplayed: (name) => replayed.push(name) });
+  assert.deepEqual(replayed.sort(), projections.map((p) => p.name).sort());
   assert.equal(result.events, await service.store.countEvents(), 'the whole log was replayed');
+  assert.deepEqual(await readModelRows(), before);
+
+  // And page by page (as on EventStoreDB, where the log is elsewhere): the same rows again.
+  const elsewhere = Object.assign(Object.create(service.store), { logInDatabase: undefined });
+  const paged = await rebuildReadModels(elsewhere, service.work.pool, { projections, liveSchema: READ_SCHEMA, batchSize: 7, onReplayed: () => assert.fail('replayed in the database') });
+  assert.equal(paged.events, result.events);
   assert.deepEqual(await readModelRows(), before);
 
   // The live runner notices the swapped-in checkpoints, starts again from them and keeps projecting.
@@ -68,7 +113,7 @@ test('a rebuild is equal, row for row, to the read models it replaces, and the l
   await service.settle();
   assert.equal((await getVideo(service, apiKey, videos[0]!)).status, 'completed');
   const { rows } = await service.db.pool.query(`SELECT count(*)::int AS n FROM ${READ_SCHEMA}.videos`);
-  assert.equal(rows[0].n, 5);
+  assert.equal(rows[0].n, 7);
 });
 
 test('a rebuild killed halfway finishes when started again, and one projection can be rebuilt alone', async () => {
