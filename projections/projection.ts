@@ -32,7 +32,8 @@ export interface Projection {
    * Optional: the tables `apply` would leave after every event of `log`, made in SQL by a few
    * set-based statements over the log where it lies (projections/replay.ts), for read models fed
    * by the bulk of the log (each snapshot), which reading out page by page would cost far more.
-   * `log` is a FROM item (EventStore.logInDatabase); the tables are empty when it is called.
+   * `log` is a FROM item (EventStore.logInDatabase). The tables are empty and have neither keys
+   * nor indexes while it runs (they are made again after it), so it needs no ON CONFLICT.
    */
   replay?(client: PoolClient, schema: string, log: string): Promise<void>;
 }

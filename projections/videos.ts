@@ -151,14 +151,13 @@ export const videosProjection: Projection = {
           last_updated, revision)
         SELECT video_id, org_id, mode, platform, platform_id, video_link, status, is_deleted,
           ${metadataKeySql('current_metadata')}, monitoring_started, next_slot, duration_days * 24,
-          monitoring_started + next_slot * interval '1 hour', snapshot_count, consecutive_failures, last_updated, revision FROM r
-        ON CONFLICT (video_id) DO NOTHING)
+          monitoring_started + next_slot * interval '1 hour', snapshot_count, consecutive_failures, last_updated, revision FROM r)
       INSERT INTO ${s}.videos (video_id, job_id, org_id, key_id, mode, video_link, platform, platform_id, status,
         duration_days, monitoring_started, ends_at, is_deleted, current_metadata, created_at, ended_at)
       SELECT video_id, job_id, org_id, key_id, mode, video_link, platform, platform_id, status,
         duration_days, monitoring_started, monitoring_started + duration_days * interval '1 day',
         is_deleted, current_metadata, monitoring_started, ended_at
-      FROM r ON CONFLICT (video_id) DO NOTHING`);
+      FROM r`);
   },
 
   async apply(client, schema, events) {

@@ -27,14 +27,22 @@ try {
   const started = performance.now();
   const rate = (events: number) => Math.round(events / Math.max(0.001, (performance.now() - started) / 1000));
   let onProgress: (events: number) => void;
+  // On PostgreSQL each read model is built where the log lies, whole (projections/replay.ts):
+  // the events then count at the end, and each read model is told as it is done.
+  let onReplayed: (projection: string, seconds: number) => void;
   let finish: () => void;
   if (process.stdout.isTTY) {
     const bar = new cliProgress.SingleBar(
-      { format: `rebuilding ${names} [{bar}] {percentage}% | {value}/{total} events | {rate} events/s | ETA {eta_formatted}` },
+      { format: `rebuilding ${names} [{bar}] {percentage}% | {value}/{total} events | {rate} events/s | ETA {eta_formatted} | {built}` },
       cliProgress.Presets.shades_classic,
     );
-    bar.start(Math.max(total, 1), 0, { rate: 0 });
+    const built: string[] = [];
+    bar.start(Math.max(total, 1), 0, { rate: 0, built: '' });
     onProgress = (events) => bar.update(Math.min(events, total), { rate: rate(events) });
+    onReplayed = (projection) => {
+      built.push(projection);
+      bar.update({ built: `built ${built.join(', ')}` });
+    };
     finish = () => bar.stop();
   } else {
     let last = 0;
@@ -45,12 +53,14 @@ try {
       const eta = Math.max(0, (total - events) / Math.max(1, rate(events)));
       console.log(`${events}/${total} events, ${rate(events)} events/s, ETA ${eta.toFixed(0)} s`);
     };
+    onReplayed = (projection, seconds) => console.log(`built ${projection} where the log lies in ${seconds.toFixed(1)} s`);
     finish = () => undefined;
   }
   const result = await rebuildReadModels(store, db.pool, {
     projections: chosen.filter((p) => typeof p !== 'string'),
     liveSchema: READ_SCHEMA,
     onProgress,
+    onReplayed,
   });
   finish();
   console.log(`rebuilt ${names}: ${result.events} events in ${result.seconds.toFixed(1)} s (${rate(result.events)} events/s), swapped in`);

@@ -69,6 +69,20 @@ test('a rebuild of an empty log swaps in empty read models and exits 0', async (
   assert.equal(rows[0].n, 0);
 });
 
+test('a rebuild on PostgreSQL builds every read model where the log lies, says so, and swaps them in', async (t) => {
+  const db = await database(t);
+  const store = new PostgresEventStore(db.pool);
+  t.after(() => store.close());
+  await store.append('account-org_1', [{ type: 'OrganizationOpened', data: { orgId: 'org_1', name: 'One', email: 'one@example.test', plan: 'free', rateLimit: null, at: '2026-03-01T00:00:00.000Z' } }], 'no_stream');
+  await projectOnce(t, db);
+  const run = await rebuild(db);
+  assert.equal(run.code, 0, `exit ${run.code} (signal ${run.signal}): ${run.stderr}`);
+  for (const { name } of projections) assert.match(run.stdout, new RegExp(`built ${name} where the log lies in \\d+\\.\\d s`));
+  assert.match(run.stdout, /rebuilt .*: 1 events/);
+  const { rows } = await db.pool.query(`SELECT name FROM ${READ_SCHEMA}.organizations`);
+  assert.deepEqual(rows, [{ name: 'One' }]);
+});
+
 test('a rebuild into a build schema that has already caught up swaps it in and exits 0', async (t) => {
   const db = await database(t);
   const store = new PostgresEventStore(db.pool);

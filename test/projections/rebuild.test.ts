@@ -23,7 +23,7 @@ before(async () => {
 });
 after(() => service.close());
 
-/** Every row of every read-model table (checkpoints without their timestamps), in a stable order. */
+/** Every row of every read-model table (checkpoints without their timestamps), in a stable order, and their keys and indexes. */
 async function readModelRows(): Promise<Record<string, unknown[]>> {
   const result: Record<string, unknown[]> = {};
   for (const table of projections.flatMap((p) => p.tables)) {
@@ -32,6 +32,15 @@ async function readModelRows(): Promise<Record<string, unknown[]>> {
   }
   const { rows } = await service.db.pool.query(`SELECT projection, commit_position, prepare_position FROM ${READ_SCHEMA}.checkpoints ORDER BY projection`);
   result.checkpoints = rows;
+  // A build in the database sets keys and indexes aside while it fills the tables: all come back.
+  const indexes = await service.db.pool.query(`SELECT tablename, indexname, indexdef FROM pg_indexes WHERE schemaname = $1 ORDER BY indexname`, [READ_SCHEMA]);
+  result.indexes = indexes.rows;
+  const constraints = await service.db.pool.query(
+    `SELECT conrelid::regclass::text AS table, conname, pg_get_constraintdef(c.oid) AS definition FROM pg_constraint c
+     WHERE connamespace = $1::regnamespace ORDER BY conname`,
+    [READ_SCHEMA],
+  );
+  result.constraints = constraints.rows;
   return result;
 }
 
