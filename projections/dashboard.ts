@@ -38,6 +38,17 @@ export const dashboardProjection: Projection = {
     CREATE INDEX IF NOT EXISTS video_keys_key ON ${s}.video_keys (key_id);`;
   },
 
+  // A key per video, a million rows on a large log, in SQL; the few other events page by page.
+  async replay(client, schema, log) {
+    await client.query(
+      `INSERT INTO ${ident(schema)}.video_keys (video_id, key_id)
+       SELECT d."videoId", d."keyId" FROM ${log.events}, json_to_record(log.data) AS d("videoId" text, "keyId" text)
+       WHERE log.type = 'VideoTracked'`,
+    );
+    const others = dashboardProjection.consumes.filter((type) => type !== 'VideoTracked');
+    for await (const page of log.pages(others)) await dashboardProjection.apply(client, schema, page);
+  },
+
   async apply(client, schema, events) {
     const s = ident(schema);
     const invited = ofType(events, 'MemberInvited').map((e) => e.data);

@@ -29,13 +29,22 @@ export interface Projection {
    */
   readonly consumes: readonly DomainEventType[];
   /**
-   * Optional: the tables `apply` would leave after every event of `log`, made in SQL by a few
+   * Optional: the tables `apply` would leave after every event of the log, made in SQL by a few
    * set-based statements over the log where it lies (projections/replay.ts), for read models fed
-   * by the bulk of the log (each snapshot), which reading out page by page would cost far more.
-   * `log` is a FROM item (EventStore.logInDatabase). The tables are empty and have neither keys
-   * nor indexes while it runs (they are made again after it), so it needs no ON CONFLICT.
+   * by the bulk of the log (each snapshot or each video), which reading out page by page would
+   * cost far more. Without it a replay hands `apply` every page of `consumes`. The tables are
+   * empty and have neither keys nor indexes while it runs (they are made again after it), so it
+   * needs no ON CONFLICT.
    */
-  replay?(client: PoolClient, schema: string, log: string): Promise<void>;
+  replay?(client: PoolClient, schema: string, log: ReplaySource): Promise<void>;
+}
+
+/** The log up to the build's position, where it lies (EventStore.logInDatabase). */
+export interface ReplaySource {
+  /** A FROM item named `log`: stream_id, revision (bigint: a stream's order), type, data (json). */
+  readonly events: string;
+  /** The events of `types`, in log order, as pages (for what is simpler applied by `apply`). */
+  pages(types: readonly DomainEventType[]): AsyncIterable<LoggedEvent[]>;
 }
 
 /** Quotes an identifier we made ourselves (schema names); never user input. */

@@ -4,7 +4,7 @@
 import type { Pool } from 'pg';
 import type { EventStore, Position } from '../src/eventstore/port.ts';
 import type { Projection } from './projection.ts';
-import { buildBeside } from './runner.ts';
+import { buildBeside, type ReplayOptions } from './runner.ts';
 import { swapIn } from './swap.ts';
 import { describeNewer, planVersions } from './versions.ts';
 
@@ -17,8 +17,8 @@ export interface RebuildOptions {
   buildSchema?: string;
   batchSize?: number;
   onProgress?: (events: number, position: Position) => void;
-  /** Told of each read model built where the log lies (replay.ts), when it is done. */
-  onReplayed?: (projection: string, seconds: number) => void;
+  /** Read models made where the log lies (PostgreSQL: replay.ts): how many at once, and progress. */
+  replay?: ReplayOptions;
 }
 
 export interface RebuildResult {
@@ -42,7 +42,7 @@ export async function rebuildReadModels(store: EventStore, pool: Pool, options: 
   let events = 0;
   await buildBeside(store, pool, options.projections, build, {
     batchSize: options.batchSize,
-    onReplayed: options.onReplayed,
+    replay: options.replay,
     onPage: (n, position) => {
       events += n;
       options.onProgress?.(events, position);

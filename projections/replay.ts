@@ -12,15 +12,16 @@ import type { PoolClient } from 'pg';
 import type { LogInDatabase, Position } from '../src/eventstore/port.ts';
 import { writeCheckpoints } from './checkpoints.ts';
 import { errorText, isTransient } from './parking.ts';
-import type { Projection } from './projection.ts';
+import type { LoggedEvent, Projection, ReplaySource } from './projection.ts';
 
 /** Events handed to `apply` at a time by a replay without SQL of its own. */
 const PAGE_SIZE = 10_000;
 
 /**
  * Builds each of `projections` (whose tables in `schema` are empty) from every event up to
- * `upTo`, the i-th on `lanes[i]`, all at once. Resolves to the names of those built; the others
- * are left to the page path, their checkpoints untouched.
+ * `upTo`, as many at once as there are `lanes` (connections), taken in the order given (the
+ * costliest first keeps the last to finish short). Resolves to the names of those built; the
+ * others are left to the page path, their checkpoints untouched.
  */
 export async function replayInDatabase(
   log: LogInDatabase,
@@ -30,17 +31,24 @@ export async function replayInDatabase(
   upTo: Position,
   onReplayed?: (projection: string, seconds: number) => void,
 ): Promise<string[]> {
-  const settled = await Promise.allSettled(
-    projections.map(async (projection, i) => {
+  const queue = [...projections];
+  const built: string[] = [];
+  const lane = async (client: PoolClient) => {
+    for (let projection = queue.shift(); projection; projection = queue.shift()) {
       const started = performance.now();
-      const built = await replayOne(log, lanes[i]!, projection, schema, upTo);
-      if (built) onReplayed?.(projection.name, (performance.now() - started) / 1000);
-      return built ? projection.name : null;
-    }),
-  );
+      const replayed = await replayOne(log, client, projection, schema, upTo).catch((error: unknown) => {
+        queue.length = 0; // the build fails: start nothing more
+        throw error;
+      });
+      if (!replayed) continue;
+      built.push(projection.name);
+      onReplayed?.(projection.name, (performance.now() - started) / 1000);
+    }
+  };
+  const settled = await Promise.allSettled(lanes.map(lane));
   const failure = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
   if (failure) throw failure.reason;
-  return settled.flatMap((r) => (r.status === 'fulfilled' && r.value ? [r.value] : []));
+  return built;
 }
 
 async function replayOne(log: LogInDatabase, client: PoolClient, projection: Projection, schema: string, upTo: Position): Promise<boolean> {
@@ -53,12 +61,12 @@ async function replayOne(log: LogInDatabase, client: PoolClient, projection: Pro
     // the calls of json_to_record per event, which have no other plan, keep theirs.
     await client.query(`SET LOCAL work_mem = '256MB'; SET LOCAL maintenance_work_mem = '256MB'; SET LOCAL enable_nestloop = off`);
     const indexes = await setIndexesAside(client, schema, projection.tables);
-    if (projection.replay) await projection.replay(client, schema, log.eventsUpTo(upTo));
-    else {
-      for await (const page of log.readTypesUpTo(client, projection.consumes, upTo, PAGE_SIZE)) {
-        await projection.apply(client, schema, page as Parameters<Projection['apply']>[2]);
-      }
-    }
+    const source: ReplaySource = {
+      events: log.eventsUpTo(upTo),
+      pages: (types) => log.readTypesUpTo(client, types, upTo, PAGE_SIZE) as AsyncIterable<LoggedEvent[]>,
+    };
+    if (projection.replay) await projection.replay(client, schema, source);
+    else for await (const page of source.pages(projection.consumes)) await projection.apply(client, schema, page);
     for (const definition of indexes) await client.query(definition);
     await writeCheckpoints(client, schema, [projection.name], upTo);
     await client.query('COMMIT');

@@ -16,6 +16,7 @@
 // the page is tried whole first (the usual case costs nothing more), and only when that
 // fails for a reason that is not transient is it applied again in halves inside savepoints
 // until the events at fault are found.
+import os from 'node:os';
 import type { Pool, PoolClient } from 'pg';
 import { BehaviorSubject, Subject, Subscription, concatMap, filter, firstValueFrom, from, map, merge, mergeMap, tap, throwError } from 'rxjs';
 import { withTransaction } from '../src/db/pool.ts';
@@ -49,12 +50,20 @@ export interface RunnerOptions {
    */
   connectionPerProjection?: boolean;
   /**
-   * A build up to this position: read models still empty are made where the log lies, when it
-   * lies in this pool's database (replay.ts), before the pages take over. Needs
-   * connectionPerProjection.
+   * A build up to `upTo`: read models still empty are made where the log lies, when it lies in
+   * this pool's database (replay.ts), before the pages take over. Needs connectionPerProjection.
    */
-  replayUpTo?: Position | null;
-  /** Told of each read model a replay has built (rebuild progress). */
+  replay?: { upTo: Position | null } & ReplayOptions;
+}
+
+export interface ReplayOptions {
+  /**
+   * How many read models are made at once (default: this machine's cores). Each takes a core of
+   * the database's machine, and more at once than it has only makes them slow each other down:
+   * on 2 cores, 2 at once built the million-video log in 49 s, all 7 in 58 s.
+   */
+  connections?: number;
+  /** Told of each read model made (rebuild progress). */
   onReplayed?: (projection: string, seconds: number) => void;
 }
 
@@ -105,7 +114,7 @@ export async function buildBeside(
     batchSize?: number;
     onPage?: (events: number, position: Position) => void;
     onParked?: (parked: ParkedEvent) => void;
-    onReplayed?: (projection: string, seconds: number) => void;
+    replay?: ReplayOptions;
   } = {},
 ): Promise<void> {
   const target = await store.headPosition();
@@ -115,9 +124,8 @@ export async function buildBeside(
     batchSize: options.batchSize ?? 10_000,
     onPage: options.onPage,
     onParked: options.onParked,
-    onReplayed: options.onReplayed,
     connectionPerProjection: true,
-    replayUpTo: target,
+    replay: { ...options.replay, upTo: target },
   });
   let firstError: unknown = null;
   await runner.start((error) => {
@@ -198,7 +206,7 @@ export class ProjectionRunner {
     this.standbyReason = null;
     const names = this.projections.map((p) => p.name);
     const checkpoints = await readCheckpoints(this.client, schema, names);
-    if (this.options.replayUpTo) await this.replay(this.options.replayUpTo, checkpoints);
+    if (this.options.replay?.upTo) await this.replay(this.options.replay.upTo, checkpoints);
     // Resume from the least advanced projection; the others skip what they already have.
     const known = [...checkpoints.values()];
     const start = known.some((c) => c === null) ? null : known.reduce((a, b) => (comparePositions(a!, b!) <= 0 ? a : b))!;
@@ -233,11 +241,12 @@ export class ProjectionRunner {
   private async replay(upTo: Position, checkpoints: Map<string, Position | null>): Promise<void> {
     const log = this.store.logInDatabase?.(this.pool);
     if (!log) return;
-    const lanes = [this.client!, ...this.laneClients];
-    const empty = this.projections.map((projection, i) => ({ projection, lane: lanes[i]! })).filter(({ projection }) => checkpoints.get(projection.name) === null);
+    const empty = this.projections.filter((projection) => checkpoints.get(projection.name) === null);
     if (empty.length === 0) return;
     const counted = log.countUpTo(this.pool, upTo);
-    const built = await replayInDatabase(log, empty.map((e) => e.lane), empty.map((e) => e.projection), this.options.schema, upTo, this.options.onReplayed).catch(async (error: unknown) => {
+    const { connections = os.availableParallelism(), onReplayed } = this.options.replay ?? {};
+    const lanes = [this.client!, ...this.laneClients].slice(0, Math.max(1, Math.min(connections, empty.length)));
+    const built = await replayInDatabase(log, lanes, empty, this.options.schema, upTo, onReplayed).catch(async (error: unknown) => {
       await counted.catch(() => undefined);
       throw error;
     });

@@ -45,7 +45,7 @@ export const usageProjection: Projection = {
          count(*) FILTER (WHERE type = 'SnapshotRecorded' AND d.mode IS DISTINCT FROM 'live'),
          coalesce(sum(${moves}) FILTER (WHERE d.mode IS DISTINCT FROM 'test'), 0),
          coalesce(sum(${moves}) FILTER (WHERE d.mode = 'test'), 0)
-       FROM ${log}, json_to_record(log.data) AS d("orgId" text, amount bigint, snapshots bigint, price bigint, mode text, "previousStatus" text)
+       FROM ${log.events}, json_to_record(log.data) AS d("orgId" text, amount bigint, snapshots bigint, price bigint, mode text, "previousStatus" text)
        WHERE log.type IN (${usageProjection.consumes.map((t) => `'${t}'`).join(', ')})
          -- An ending counts only for a video that was monitoring; one that was not moves nothing.
          AND (log.type NOT IN ('VideoCompleted', 'VideoCancelled') OR d."previousStatus" = 'monitoring')

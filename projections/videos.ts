@@ -114,34 +114,37 @@ export const videosProjection: Projection = {
     await client.query(`
       WITH tracked AS (
         SELECT log.revision, d.*
-        FROM ${log}, json_to_record(log.data) AS d("videoId" text, "jobId" text, "orgId" text, "keyId" text, mode text,
+        FROM ${log.events}, json_to_record(log.data) AS d("videoId" text, "jobId" text, "orgId" text, "keyId" text, mode text,
           "videoLink" text, platform text, "platformId" text, "durationDays" int, "startedAt" timestamptz, metadata jsonb)
         WHERE log.type = 'VideoTracked'),
       events AS (
         SELECT log.revision, log.type, d.*
-        FROM ${log}, json_to_record(log.data) AS d("videoId" text, slot int, "consecutiveFailures" int, "isDeleted" boolean,
-          "at" timestamptz, "nextSlot" int, "snapshotTime" timestamptz, metadata jsonb)
+        FROM ${log.events}, json_to_record(log.data) AS d("videoId" text, slot int, "consecutiveFailures" int, "isDeleted" boolean,
+          "at" text, "nextSlot" int, "snapshotTime" text, metadata json)
         WHERE log.type IN (${later}) AND log.stream_id LIKE 'video-%'),
+      -- One pass that hashes by video (a sort of millions of snapshots cost more than the rest).
+      -- Times stay ISO text until the end: they sort as they read, and are parsed once a video.
       folded AS (
         SELECT "videoId" AS video_id,
           max(revision) AS revision,
           count(*) FILTER (WHERE type = 'SnapshotRecorded') AS snapshot_count,
           max(CASE WHEN type IN ('SnapshotRecorded', 'CollectionFailed') THEN slot + 1 WHEN type = 'VideoResumed' THEN "nextSlot" END) AS next_slot,
-          (array_agg(CASE WHEN type = 'CollectionFailed' THEN "consecutiveFailures" ELSE 0 END ORDER BY revision DESC)
-            FILTER (WHERE type IN ('SnapshotRecorded', 'CollectionFailed')))[1] AS consecutive_failures,
-          (array_agg(CASE type WHEN 'VideoErrored' THEN 'error' WHEN 'VideoPaused' THEN 'paused' WHEN 'VideoResumed' THEN 'monitoring'
-              WHEN 'VideoCompleted' THEN 'completed' ELSE 'cancelled' END ORDER BY revision DESC)
-            FILTER (WHERE type NOT IN ('SnapshotRecorded', 'CollectionFailed')))[1] AS status,
-          (array_agg("isDeleted" ORDER BY revision DESC) FILTER (WHERE type = 'VideoErrored'))[1] AS is_deleted,
-          (array_agg("at" ORDER BY revision DESC) FILTER (WHERE type IN ('VideoErrored', 'VideoCompleted', 'VideoCancelled')))[1] AS ended_at,
-          (array_agg(metadata ORDER BY revision DESC) FILTER (WHERE type = 'SnapshotRecorded' AND jsonb_typeof(metadata) = 'object'))[1] AS metadata,
-          max(CASE WHEN type = 'SnapshotRecorded' THEN "snapshotTime" WHEN type <> 'CollectionFailed' THEN "at" END) AS last_updated
+          max(revision) FILTER (WHERE type = 'SnapshotRecorded') AS last_snapshot,
+          max(revision) FILTER (WHERE type = 'CollectionFailed') AS last_failure,
+          ${last(`"consecutiveFailures"::text`, `type = 'CollectionFailed'`)}::int AS failures,
+          ${last(`CASE type WHEN 'VideoErrored' THEN 'error' WHEN 'VideoPaused' THEN 'paused' WHEN 'VideoResumed' THEN 'monitoring'
+              WHEN 'VideoCompleted' THEN 'completed' ELSE 'cancelled' END`, `type NOT IN ('SnapshotRecorded', 'CollectionFailed')`)} AS status,
+          ${last(`"isDeleted"::text`, `type = 'VideoErrored'`)}::boolean AS is_deleted,
+          ${last(`"at"`, `type IN ('VideoErrored', 'VideoCompleted', 'VideoCancelled')`)}::timestamptz AS ended_at,
+          ${last(`metadata::text`, `type = 'SnapshotRecorded' AND json_typeof(metadata) = 'object'`)}::jsonb AS metadata,
+          max(CASE WHEN type = 'SnapshotRecorded' THEN "snapshotTime" WHEN type <> 'CollectionFailed' THEN "at" END)::timestamptz AS last_updated
         FROM events GROUP BY "videoId"),
       r AS MATERIALIZED (
         SELECT t."videoId" AS video_id, t."jobId" AS job_id, t."orgId" AS org_id, t."keyId" AS key_id, t.mode, t."videoLink" AS video_link,
           t.platform, t."platformId" AS platform_id, coalesce(f.status, 'monitoring') AS status, t."durationDays" AS duration_days,
           t."startedAt" AS monitoring_started, greatest(coalesce(f.next_slot, 0), 0) AS next_slot,
-          coalesce(f.snapshot_count, 0) AS snapshot_count, coalesce(f.consecutive_failures, 0) AS consecutive_failures,
+          coalesce(f.snapshot_count, 0) AS snapshot_count,
+          CASE WHEN f.last_failure > coalesce(f.last_snapshot, -1) THEN f.failures ELSE 0 END AS consecutive_failures,
           coalesce(f.is_deleted, false) AS is_deleted, coalesce(f.metadata, t.metadata) AS current_metadata,
           greatest(t."startedAt", f.last_updated) AS last_updated, f.ended_at, greatest(t.revision, f.revision) AS revision
         FROM tracked t LEFT JOIN folded f ON f.video_id = t."videoId"),
@@ -322,6 +325,15 @@ function fold(event: LoggedEvent, created: Map<string, NewVideo>, changed: Map<s
       row.last_updated = event.data.at;
       return;
   }
+}
+
+/**
+ * An aggregate over a video's events: `value` (text) of the one with the highest revision among
+ * those matching `where`, or null. Unlike an ordered array_agg it needs no sort: a hash
+ * aggregation computes it.
+ */
+function last(value: string, where: string): string {
+  return `substr(max(lpad(revision::text, 20, '0') || (${value})) FILTER (WHERE ${where}), 21)`;
 }
 
 /**

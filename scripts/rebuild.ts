@@ -1,4 +1,4 @@
-// `npm run rebuild [-- --projection NAME]`: replays the log into fresh read-model tables beside
+// `npm run rebuild [-- --projection NAME] [--replay-connections N]`: replays the log into fresh read-model tables beside
 // the live ones and swaps them in; the API keeps answering meanwhile. Killed halfway, it
 // resumes when started again. A progress bar on a terminal, plain lines otherwise. Refused
 // (exit 1, a one-line reason) while another rebuild runs or when the database's read models are
@@ -10,7 +10,12 @@ import { createEventStore } from '../src/eventstore/create.ts';
 import { READ_SCHEMA, projectionByName, projections } from '../projections/index.ts';
 import { BuildLocked, VersionMismatch, rebuildReadModels } from '../projections/rebuild.ts';
 
-const { values } = parseArgs({ options: { projection: { type: 'string', multiple: true } } });
+const { values } = parseArgs({ options: { projection: { type: 'string', multiple: true }, 'replay-connections': { type: 'string' } } });
+const replayConnections = values['replay-connections'] === undefined ? undefined : Number(values['replay-connections']);
+if (replayConnections !== undefined && !(Number.isInteger(replayConnections) && replayConnections >= 1)) {
+  console.error('error: --replay-connections takes a whole number from 1 (read models made at once; default: the cores of this machine)');
+  process.exit(2);
+}
 const chosen = values.projection ? values.projection.map((name) => projectionByName(name) ?? name) : projections;
 const unknown = chosen.filter((p) => typeof p === 'string');
 if (unknown.length > 0) {
@@ -60,7 +65,7 @@ try {
     projections: chosen.filter((p) => typeof p !== 'string'),
     liveSchema: READ_SCHEMA,
     onProgress,
-    onReplayed,
+    replay: { connections: replayConnections, onReplayed },
   });
   finish();
   console.log(`rebuilt ${names}: ${result.events} events in ${result.seconds.toFixed(1)} s (${rate(result.events)} events/s), swapped in`);

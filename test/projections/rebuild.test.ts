@@ -5,7 +5,9 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { HOUR_MS } from '../../src/clock.ts';
 import { collectDue, chargeUsage, completeEnded, resumeFunded } from '../../src/collect/work.ts';
-import { deposit } from '../../src/commands/account-commands.ts';
+import { deposit, revokeKey } from '../../src/commands/account-commands.ts';
+import { createAlert, deleteAlert } from '../../src/commands/alert-commands.ts';
+import { inviteMember, joinMember, removeMember } from '../../src/commands/member-commands.ts';
 import { videoDecider } from '../../src/commands/deciders.ts';
 import { cancelVideo } from '../../src/commands/video-commands.ts';
 import { handleCommand } from '../../src/commands/handle.ts';
@@ -46,7 +48,7 @@ async function readModelRows(): Promise<Record<string, unknown[]>> {
 
 /**
  * Every event a read model reads: snapshots, failures and an error, a test-mode video, charges,
- * a stop, a cancellation, an organization whose 0.4 USD pays for 26 snapshots of its two videos (paused in hour
+ * a stop, a cancellation, members, a revoked key, alerts, an organization whose 0.4 USD pays for 26 snapshots of its two videos (paused in hour
  * 12, resumed after a deposit), metadata the platform changed to text that JSON must escape, and
  * completion.
  */
@@ -83,6 +85,16 @@ async function someHistory(): Promise<{ apiKey: string; videos: string[] }> {
   await resumeFunded(service.work);
   await service.app.inject({ method: 'POST', url: `/api/v1/videos/${videos[3]}/stop`, headers: { 'x-api-key': other.liveKey } });
   await cancelVideo(service.store, service.clock, videos[2]!);
+  // What the dashboard and the alerts show: members who joined, left or are invited, a revoked
+  // key, alerts kept and deleted.
+  const invited = await inviteMember(service.store, service.clock, service.clock, { orgId: org.orgId, email: 'a@example.test', role: 'member', by: 'owner' });
+  await inviteMember(service.store, service.clock, service.clock, { orgId: org.orgId, email: 'b@example.test', role: 'owner', by: 'owner' });
+  await joinMember(service.store, service.clock, service.clock, { orgId: org.orgId, memberId: invited.memberId, token: invited.token });
+  await removeMember(service.store, service.clock, { orgId: org.orgId, memberId: invited.memberId, by: 'owner' });
+  await revokeKey(service.store, service.clock, other.orgId, other.testKeyId);
+  await createAlert(service.store, service.clock, { orgId: org.orgId, mode: 'live', videoId: videos[0]!, metric: 'views', condition: { crosses: '1000' } });
+  const deleted = await createAlert(service.store, service.clock, { orgId: org.orgId, mode: 'live', videoId: videos[1]!, metric: 'likes', condition: { grows_per_hour: '5' } });
+  await deleteAlert(service.store, service.clock, org.orgId, deleted.alertId);
   service.clock.advance(20 * HOUR_MS);
   // A late scheduler catches up every missed slot before the videos complete.
   while ((await collectDue(service.work)).claimed > 0);
@@ -97,7 +109,7 @@ test('a rebuild is equal, row for row, to the read models it replaces, and the l
   const before = await readModelRows();
   assert.ok((before.snapshots as unknown[]).length > 15);
 
-  for (const type of ['VideoPaused', 'VideoResumed', 'VideoErrored', 'VideoCancelled', 'VideoCompleted', 'CollectionFailed', 'UsageCharged']) {
+  for (const type of ['VideoPaused', 'VideoResumed', 'VideoErrored', 'VideoCancelled', 'VideoCompleted', 'CollectionFailed', 'UsageCharged', 'MemberJoined', 'MemberRemoved', 'ApiKeyRevoked', 'MetricAlertDeleted']) {
     assert.ok((await eventsOf(service, type)).length > 0, `the history holds a ${type}`);
   }
   assert.ok((await eventsOf(service, 'SnapshotRecorded')).some((e) => e.metadata), 'the history holds changed metadata');
@@ -105,14 +117,14 @@ test('a rebuild is equal, row for row, to the read models it replaces, and the l
   // The log lies in the read models' database (the service's store on the service's pool):
   // every read model is made there, none page by page.
   const replayed: string[] = [];
-  const result = await rebuildReadModels(service.store, service.work.pool, { projections, liveSchema: READ_SCHEMA, batchSize: 7, onReplayed: (name) => replayed.push(name) });
+  const result = await rebuildReadModels(service.store, service.work.pool, { projections, liveSchema: READ_SCHEMA, batchSize: 7, replay: { onReplayed: (name) => replayed.push(name) } });
   assert.deepEqual(replayed.sort(), projections.map((p) => p.name).sort());
   assert.equal(result.events, await service.store.countEvents(), 'the whole log was replayed');
   assert.deepEqual(await readModelRows(), before);
 
   // And page by page (as on EventStoreDB, where the log is elsewhere): the same rows again.
   const elsewhere = Object.assign(Object.create(service.store), { logInDatabase: undefined });
-  const paged = await rebuildReadModels(elsewhere, service.work.pool, { projections, liveSchema: READ_SCHEMA, batchSize: 7, onReplayed: () => assert.fail('replayed in the database') });
+  const paged = await rebuildReadModels(elsewhere, service.work.pool, { projections, liveSchema: READ_SCHEMA, batchSize: 7, replay: { onReplayed: () => assert.fail('replayed in the database') } });
   assert.equal(paged.events, result.events);
   assert.deepEqual(await readModelRows(), before);
 
