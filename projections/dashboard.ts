@@ -42,8 +42,7 @@ export const dashboardProjection: Projection = {
   async replay(client, schema, log) {
     await client.query(
       `INSERT INTO ${ident(schema)}.video_keys (video_id, key_id)
-       SELECT d."videoId", d."keyId" FROM ${log.events}, json_to_record(log.data) AS d("videoId" text, "keyId" text)
-       WHERE log.type = 'VideoTracked'`,
+       SELECT "videoId", "keyId" FROM ${log.videoEvents} WHERE type = 'VideoTracked'`,
     );
     const others = dashboardProjection.consumes.filter((type) => type !== 'VideoTracked');
     for await (const page of log.pages(others)) await dashboardProjection.apply(client, schema, page);

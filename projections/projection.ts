@@ -41,8 +41,14 @@ export interface Projection {
 
 /** The log up to the build's position, where it lies (EventStore.logInDatabase). */
 export interface ReplaySource {
-  /** A FROM item named `log`: stream_id, revision (bigint: a stream's order), type, data (json). */
+  /** A FROM item named `log`: position, stream_id, revision (bigint: a stream's order), type, data (json). */
   readonly events: string;
+  /**
+   * A FROM item named `video_events`: the events of the video streams' types parsed once for
+   * every replay (video-events.ts), as stream_id, revision, type, metrics and metadata (json),
+   * and each field of their data as text, by its name there ("videoId", "slot", ...).
+   */
+  readonly videoEvents: string;
   /** The events of `types`, in log order, as pages (for what is simpler applied by `apply`). */
   pages(types: readonly DomainEventType[]): AsyncIterable<LoggedEvent[]>;
 }

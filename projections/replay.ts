@@ -1,9 +1,10 @@
 // A build beside the live tables, done where the log lies. When the log is a table of the read
 // models' own database (the PostgreSQL store), a fresh read model is not fed the log page by
 // page through this process: a projection with a `replay` makes its tables from the log in a
-// few set-based statements, and one without reads only the event types it `consumes`. Each
-// read model does so on its own connection in one transaction with its checkpoint, so a build
-// killed halfway leaves each either whole or untouched.
+// few set-based statements (over the video events parsed once for all of them first:
+// video-events.ts), and one without reads only the event types it `consumes`. Each read model
+// does so in one transaction with its checkpoint, so a build killed halfway leaves each either
+// whole or untouched.
 //
 // What a replay cannot do, the page path still does: a replay that fails for a reason that is
 // not transient is rolled back and leaves its read model to the runner's pages, which park the
@@ -13,15 +14,15 @@ import type { LogInDatabase, Position } from '../src/eventstore/port.ts';
 import { writeCheckpoints } from './checkpoints.ts';
 import { errorText, isTransient } from './parking.ts';
 import type { LoggedEvent, Projection, ReplaySource } from './projection.ts';
+import { VIDEO_EVENT_TYPES, dropStagedVideoEvents, stageVideoEvents, stagedVideoEvents } from './video-events.ts';
 
 /** Events handed to `apply` at a time by a replay without SQL of its own. */
 const PAGE_SIZE = 10_000;
 
 /**
  * Builds each of `projections` (whose tables in `schema` are empty) from every event up to
- * `upTo`, as many at once as there are `lanes` (connections), taken in the order given (the
- * costliest first keeps the last to finish short). Resolves to the names of those built; the
- * others are left to the page path, their checkpoints untouched.
+ * `upTo`, as many at once as there are `lanes` (connections). Resolves to the names of those
+ * built; the others are left to the page path, their checkpoints untouched.
  */
 export async function replayInDatabase(
   log: LogInDatabase,
@@ -31,27 +32,56 @@ export async function replayInDatabase(
   upTo: Position,
   onReplayed?: (projection: string, seconds: number) => void,
 ): Promise<string[]> {
-  const queue = [...projections];
-  const built: string[] = [];
-  const lane = async (client: PoolClient) => {
-    for (let projection = queue.shift(); projection; projection = queue.shift()) {
-      const started = performance.now();
-      const replayed = await replayOne(log, client, projection, schema, upTo).catch((error: unknown) => {
-        queue.length = 0; // the build fails: start nothing more
-        throw error;
-      });
-      if (!replayed) continue;
-      built.push(projection.name);
-      onReplayed?.(projection.name, (performance.now() - started) / 1000);
-    }
-  };
-  const settled = await Promise.allSettled(lanes.map(lane));
-  const failure = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-  if (failure) throw failure.reason;
-  return built;
+  const events = log.eventsUpTo(upTo);
+  const staging = projections.some((p) => p.replay && p.consumes.some((type) => (VIDEO_EVENT_TYPES as readonly string[]).includes(type)));
+  try {
+    if (staging && !(await stage(lanes, schema, events))) return [];
+    // Those with a replay of their own carry the bulk of the log: first, so that the last to
+    // finish is a short one.
+    const queue = [...projections.filter((p) => p.replay), ...projections.filter((p) => !p.replay)];
+    const built: string[] = [];
+    const lane = async (client: PoolClient) => {
+      const source: ReplaySource = {
+        events,
+        videoEvents: stagedVideoEvents(schema, lanes.length),
+        pages: (types) => log.readTypesUpTo(client, types, upTo, PAGE_SIZE) as AsyncIterable<LoggedEvent[]>,
+      };
+      for (let projection = queue.shift(); projection; projection = queue.shift()) {
+        const started = performance.now();
+        const replayed = await replayOne(client, projection, schema, upTo, source).catch((error: unknown) => {
+          queue.length = 0; // the build fails: start nothing more
+          throw error;
+        });
+        if (!replayed) continue;
+        built.push(projection.name);
+        onReplayed?.(projection.name, (performance.now() - started) / 1000);
+      }
+    };
+    const settled = await Promise.allSettled(lanes.map(lane));
+    const failure = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failure) throw failure.reason;
+    return built;
+  } finally {
+    // Scratch, whatever happened; after a lost connection the next build drops it.
+    if (staging) await dropStagedVideoEvents(lanes[0]!, schema, lanes.length).catch(() => undefined);
+  }
 }
 
-async function replayOne(log: LogInDatabase, client: PoolClient, projection: Projection, schema: string, upTo: Position): Promise<boolean> {
+/** The video events parsed once, a part on each lane at once; false when they cannot be (then every read model goes page by page). */
+async function stage(lanes: readonly PoolClient[], schema: string, events: string): Promise<boolean> {
+  const settled = await Promise.allSettled(lanes.map((client, part) => stageVideoEvents(client, schema, events, part, lanes.length)));
+  const failure = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (!failure) return true;
+  if (isTransient(failure.reason)) throw failure.reason;
+  warn('the video events cannot be parsed in the database; every read model is built page by page instead', { error: errorText(failure.reason) });
+  return false;
+}
+
+function warn(msg: string, fields: Record<string, string>): void {
+  process.stderr.write(`${JSON.stringify({ level: 'warn', msg, ...fields })}\n`);
+}
+
+async function replayOne(client: PoolClient, projection: Projection, schema: string, upTo: Position, source: ReplaySource): Promise<boolean> {
   await client.query('BEGIN');
   try {
     // The replays group, sort and join whole read models: room in memory spares them the disk.
@@ -61,10 +91,6 @@ async function replayOne(log: LogInDatabase, client: PoolClient, projection: Pro
     // the calls of json_to_record per event, which have no other plan, keep theirs.
     await client.query(`SET LOCAL work_mem = '256MB'; SET LOCAL maintenance_work_mem = '256MB'; SET LOCAL enable_nestloop = off`);
     const indexes = await setIndexesAside(client, schema, projection.tables);
-    const source: ReplaySource = {
-      events: log.eventsUpTo(upTo),
-      pages: (types) => log.readTypesUpTo(client, types, upTo, PAGE_SIZE) as AsyncIterable<LoggedEvent[]>,
-    };
     if (projection.replay) await projection.replay(client, schema, source);
     else for await (const page of source.pages(projection.consumes)) await projection.apply(client, schema, page);
     for (const definition of indexes) await client.query(definition);
@@ -74,9 +100,7 @@ async function replayOne(log: LogInDatabase, client: PoolClient, projection: Pro
   } catch (error) {
     await client.query('ROLLBACK').catch(() => undefined);
     if (isTransient(error)) throw error;
-    process.stderr.write(
-      `${JSON.stringify({ level: 'warn', msg: 'replay in the database failed; the read model is built page by page instead', projection: projection.name, error: errorText(error) })}\n`,
-    );
+    warn('replay in the database failed; the read model is built page by page instead', { projection: projection.name, error: errorText(error) });
     return false;
   }
 }

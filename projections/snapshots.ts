@@ -22,10 +22,9 @@ export const snapshotsProjection: Projection = {
   async replay(client, schema, log) {
     await client.query(
       `INSERT INTO ${ident(schema)}.snapshots (video_id, slot, snapshot_id, snapshot_time, provider, ${METRICS.join(', ')})
-       SELECT d."videoId", d.slot, d."snapshotId", d."snapshotTime", d.provider, ${METRICS.map((m) => `m.${m}`).join(', ')}
-       FROM ${log.events}, json_to_record(log.data) AS d("videoId" text, slot int, "snapshotId" text, "snapshotTime" timestamptz, provider text, metrics json),
-         json_to_record(d.metrics) AS m(${METRICS.map((m) => `${m} bigint`).join(', ')})
-       WHERE log.type = 'SnapshotRecorded'`,
+       SELECT "videoId", slot::int, "snapshotId", "snapshotTime"::timestamptz, provider, ${METRICS.map((m) => `m.${m}`).join(', ')}
+       FROM ${log.videoEvents}, json_to_record(video_events.metrics) AS m(${METRICS.map((m) => `${m} bigint`).join(', ')})
+       WHERE type = 'SnapshotRecorded'`,
     );
   },
 

@@ -1,5 +1,6 @@
 // Read model: one row per organization with its money (integer micro-USD) and counts.
 import { ident, type LoggedEvent, type Projection } from './projection.ts';
+import { VIDEO_EVENT_TYPES } from './video-events.ts';
 
 interface UsageDelta {
   org_id: string;
@@ -34,22 +35,30 @@ export const usageProjection: Projection = {
   // The page's deltas below, summed over the whole log at once.
   async replay(client, schema, log) {
     const moves = `CASE WHEN type IN ('VideoTracked', 'VideoResumed') THEN 1 WHEN type IN ('VideoPaused', 'VideoErrored', 'VideoCompleted', 'VideoCancelled') THEN -1 END`;
+    const isVideoType = (type: string) => (VIDEO_EVENT_TYPES as readonly string[]).includes(type);
+    const list = (types: readonly string[]) => types.map((t) => `'${t}'`).join(', ');
     await client.query(
       `INSERT INTO ${ident(schema)}.usage (org_id, balance, total_charged, snapshots_charged, live_snapshots, live_cost, test_snapshots, active_live, active_test)
-       SELECT d."orgId",
-         coalesce(sum(d.amount) FILTER (WHERE type = 'FundsDeposited'), 0) - coalesce(sum(d.amount) FILTER (WHERE type = 'UsageCharged'), 0),
-         coalesce(sum(d.amount) FILTER (WHERE type = 'UsageCharged'), 0),
-         coalesce(sum(d.snapshots) FILTER (WHERE type = 'UsageCharged'), 0),
-         count(*) FILTER (WHERE type = 'SnapshotRecorded' AND d.mode = 'live'),
-         coalesce(sum(d.price) FILTER (WHERE type = 'SnapshotRecorded' AND d.mode = 'live'), 0),
-         count(*) FILTER (WHERE type = 'SnapshotRecorded' AND d.mode IS DISTINCT FROM 'live'),
-         coalesce(sum(${moves}) FILTER (WHERE d.mode IS DISTINCT FROM 'test'), 0),
-         coalesce(sum(${moves}) FILTER (WHERE d.mode = 'test'), 0)
-       FROM ${log.events}, json_to_record(log.data) AS d("orgId" text, amount bigint, snapshots bigint, price bigint, mode text, "previousStatus" text)
-       WHERE log.type IN (${usageProjection.consumes.map((t) => `'${t}'`).join(', ')})
-         -- An ending counts only for a video that was monitoring; one that was not moves nothing.
-         AND (log.type NOT IN ('VideoCompleted', 'VideoCancelled') OR d."previousStatus" = 'monitoring')
-       GROUP BY d."orgId"`,
+       SELECT org_id,
+         coalesce(sum(amount) FILTER (WHERE type = 'FundsDeposited'), 0) - coalesce(sum(amount) FILTER (WHERE type = 'UsageCharged'), 0),
+         coalesce(sum(amount) FILTER (WHERE type = 'UsageCharged'), 0),
+         coalesce(sum(snapshots) FILTER (WHERE type = 'UsageCharged'), 0),
+         count(*) FILTER (WHERE type = 'SnapshotRecorded' AND mode = 'live'),
+         coalesce(sum(price) FILTER (WHERE type = 'SnapshotRecorded' AND mode = 'live'), 0),
+         count(*) FILTER (WHERE type = 'SnapshotRecorded' AND mode IS DISTINCT FROM 'live'),
+         coalesce(sum(${moves}) FILTER (WHERE mode IS DISTINCT FROM 'test'), 0),
+         coalesce(sum(${moves}) FILTER (WHERE mode = 'test'), 0)
+       FROM (
+         SELECT type, "orgId" AS org_id, mode, price::bigint AS price, NULL::bigint AS amount, NULL::bigint AS snapshots, "previousStatus" AS previous_status
+         FROM ${log.videoEvents} WHERE type IN (${list(usageProjection.consumes.filter(isVideoType))})
+         UNION ALL
+         SELECT log.type, d."orgId", NULL, NULL, d.amount, d.snapshots, NULL
+         FROM ${log.events}, json_to_record(log.data) AS d("orgId" text, amount bigint, snapshots bigint)
+         WHERE log.type IN (${list(usageProjection.consumes.filter((type) => !isVideoType(type)))})
+       ) AS e
+       -- An ending counts only for a video that was monitoring; one that was not moves nothing.
+       WHERE type NOT IN ('VideoCompleted', 'VideoCancelled') OR previous_status = 'monitoring'
+       GROUP BY org_id`,
     );
   },
 

@@ -2,6 +2,7 @@
 import { metadataKey } from '../src/domain/video.ts';
 import type { VideoMetadata } from '../src/domain/platform.ts';
 import { ident, type LoggedEvent, type Projection } from './projection.ts';
+import { VIDEO_EVENT_TYPES } from './video-events.ts';
 
 interface NewVideo {
   video_id: string;
@@ -40,9 +41,6 @@ interface VideoChange {
 }
 
 /** The events of a video's stream, every one of which the fold below reads. */
-const VIDEO_EVENT_TYPES = [
-  'VideoTracked', 'SnapshotRecorded', 'CollectionFailed', 'VideoErrored', 'VideoPaused', 'VideoResumed', 'VideoCompleted', 'VideoCancelled',
-] as const;
 const VIDEO_EVENTS = new Set<string>(VIDEO_EVENT_TYPES);
 
 // Two tables. `video_schedule` holds everything a snapshot changes (the slot, counters,
@@ -110,43 +108,40 @@ export const videosProjection: Projection = {
   // field taken from the last event (by stream revision) that sets it.
   async replay(client, schema, log) {
     const s = ident(schema);
-    const later = VIDEO_EVENT_TYPES.filter((t) => t !== 'VideoTracked').map((t) => `'${t}'`).join(', ');
     await client.query(`
       WITH tracked AS (
-        SELECT log.revision, d.*
-        FROM ${log.events}, json_to_record(log.data) AS d("videoId" text, "jobId" text, "orgId" text, "keyId" text, mode text,
-          "videoLink" text, platform text, "platformId" text, "durationDays" int, "startedAt" timestamptz, metadata jsonb)
-        WHERE log.type = 'VideoTracked'),
+        SELECT revision, "videoId", "jobId", "orgId", "keyId", mode, "videoLink", platform, "platformId",
+          "durationDays"::int AS duration_days, "startedAt"::timestamptz AS started_at, metadata::jsonb AS metadata
+        FROM ${log.videoEvents} WHERE type = 'VideoTracked'),
       events AS (
-        SELECT log.revision, log.type, d.*
-        FROM ${log.events}, json_to_record(log.data) AS d("videoId" text, slot int, "consecutiveFailures" int, "isDeleted" boolean,
-          "at" text, "nextSlot" int, "snapshotTime" text, metadata json)
-        WHERE log.type IN (${later}) AND log.stream_id LIKE 'video-%'),
+        SELECT revision, type, "videoId", slot::int AS slot, "consecutiveFailures", "isDeleted", "at", "nextSlot"::int AS next_slot,
+          "snapshotTime", metadata
+        FROM ${log.videoEvents} WHERE type <> 'VideoTracked' AND stream_id LIKE 'video-%'),
       -- One pass that hashes by video (a sort of millions of snapshots cost more than the rest).
       -- Times stay ISO text until the end: they sort as they read, and are parsed once a video.
       folded AS (
         SELECT "videoId" AS video_id,
           max(revision) AS revision,
           count(*) FILTER (WHERE type = 'SnapshotRecorded') AS snapshot_count,
-          max(CASE WHEN type IN ('SnapshotRecorded', 'CollectionFailed') THEN slot + 1 WHEN type = 'VideoResumed' THEN "nextSlot" END) AS next_slot,
+          max(CASE WHEN type IN ('SnapshotRecorded', 'CollectionFailed') THEN slot + 1 WHEN type = 'VideoResumed' THEN next_slot END) AS next_slot,
           max(revision) FILTER (WHERE type = 'SnapshotRecorded') AS last_snapshot,
           max(revision) FILTER (WHERE type = 'CollectionFailed') AS last_failure,
-          ${last(`"consecutiveFailures"::text`, `type = 'CollectionFailed'`)}::int AS failures,
+          ${last(`"consecutiveFailures"`, `type = 'CollectionFailed'`)}::int AS failures,
           ${last(`CASE type WHEN 'VideoErrored' THEN 'error' WHEN 'VideoPaused' THEN 'paused' WHEN 'VideoResumed' THEN 'monitoring'
               WHEN 'VideoCompleted' THEN 'completed' ELSE 'cancelled' END`, `type NOT IN ('SnapshotRecorded', 'CollectionFailed')`)} AS status,
-          ${last(`"isDeleted"::text`, `type = 'VideoErrored'`)}::boolean AS is_deleted,
+          ${last(`"isDeleted"`, `type = 'VideoErrored'`)}::boolean AS is_deleted,
           ${last(`"at"`, `type IN ('VideoErrored', 'VideoCompleted', 'VideoCancelled')`)}::timestamptz AS ended_at,
           ${last(`metadata::text`, `type = 'SnapshotRecorded' AND json_typeof(metadata) = 'object'`)}::jsonb AS metadata,
           max(CASE WHEN type = 'SnapshotRecorded' THEN "snapshotTime" WHEN type <> 'CollectionFailed' THEN "at" END)::timestamptz AS last_updated
         FROM events GROUP BY "videoId"),
       r AS MATERIALIZED (
         SELECT t."videoId" AS video_id, t."jobId" AS job_id, t."orgId" AS org_id, t."keyId" AS key_id, t.mode, t."videoLink" AS video_link,
-          t.platform, t."platformId" AS platform_id, coalesce(f.status, 'monitoring') AS status, t."durationDays" AS duration_days,
-          t."startedAt" AS monitoring_started, greatest(coalesce(f.next_slot, 0), 0) AS next_slot,
+          t.platform, t."platformId" AS platform_id, coalesce(f.status, 'monitoring') AS status, t.duration_days,
+          t.started_at AS monitoring_started, greatest(coalesce(f.next_slot, 0), 0) AS next_slot,
           coalesce(f.snapshot_count, 0) AS snapshot_count,
           CASE WHEN f.last_failure > coalesce(f.last_snapshot, -1) THEN f.failures ELSE 0 END AS consecutive_failures,
           coalesce(f.is_deleted, false) AS is_deleted, coalesce(f.metadata, t.metadata) AS current_metadata,
-          greatest(t."startedAt", f.last_updated) AS last_updated, f.ended_at, greatest(t.revision, f.revision) AS revision
+          greatest(t.started_at, f.last_updated) AS last_updated, f.ended_at, greatest(t.revision, f.revision) AS revision
         FROM tracked t LEFT JOIN folded f ON f.video_id = t."videoId"),
       schedule AS (
         INSERT INTO ${s}.video_schedule (video_id, org_id, mode, platform, platform_id, video_link, status, is_deleted,

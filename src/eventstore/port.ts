@@ -112,7 +112,7 @@ export interface SqlClient {
 export interface LogInDatabase {
   /**
    * A FROM item named `log`: every event up to `upTo` (inclusive), in no particular order, as
-   * stream_id, revision (bigint: a stream's order), type and data (json).
+   * position (bigint), stream_id, revision (bigint: a stream's order), type and data (json).
    */
   eventsUpTo(upTo: Position): string;
   /** How many events there are up to `upTo` (inclusive). */

@@ -10,7 +10,7 @@ function upToCondition(upTo: Position): string {
 }
 
 export const postgresLog: LogInDatabase = {
-  eventsUpTo: (upTo) => `(SELECT stream_id, revision, type, data FROM es.events WHERE ${upToCondition(upTo)}) AS log`,
+  eventsUpTo: (upTo) => `(SELECT position, stream_id, revision, type, data FROM es.events WHERE ${upToCondition(upTo)}) AS log`,
 
   async countUpTo(db, upTo) {
     const { rows } = await db.query<{ n: string }>(`SELECT count(*) AS n FROM es.events WHERE ${upToCondition(upTo)}`);

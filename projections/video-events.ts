@@ -1,0 +1,49 @@
+// The events of the video streams, parsed once for a build's replays (replay.ts). Four read
+// models replay from them (videos, snapshots, usage, dashboard), and parsing the JSON of each
+// event was most of what each replay cost: 3-6 µs an event, paid by each of them. The build
+// parses them once into unlogged tables of the build schema (scratch: made again by a build that
+// starts over, dropped when it ends), in parts of the log that separate connections parse at
+// once. Every column is text (or json), as the event says it: a value the read models cannot
+// hold fails the replay that casts it, not the staging, and that read model is then built page
+// by page, which parks the event (runner.ts).
+import type { PoolClient } from 'pg';
+import { ident } from './projection.ts';
+
+/** The fields of the video events the replays read, by their names in the events' data. */
+const FIELDS = [
+  'videoId', 'orgId', 'mode', 'jobId', 'keyId', 'videoLink', 'platform', 'platformId', 'durationDays', 'startedAt',
+  'slot', 'snapshotId', 'snapshotTime', 'provider', 'price', 'consecutiveFailures', 'isDeleted', 'at', 'nextSlot', 'previousStatus',
+] as const;
+
+export const VIDEO_EVENT_TYPES = [
+  'VideoTracked', 'SnapshotRecorded', 'CollectionFailed', 'VideoErrored', 'VideoPaused', 'VideoResumed', 'VideoCompleted', 'VideoCancelled',
+] as const;
+
+function table(schema: string, part: number): string {
+  return `${ident(schema)}.${ident(`replay_video_events_${part}`)}`;
+}
+
+/**
+ * Parses part `part` of `parts` of the video events of `log` (a FROM item named `log`) into a
+ * table of its own, in a transaction of its own (the replays read it from other connections).
+ */
+export async function stageVideoEvents(client: PoolClient, schema: string, log: string, part: number, parts: number): Promise<void> {
+  const columns = FIELDS.map((f) => `"${f}" text`).join(', ');
+  await client.query(`DROP TABLE IF EXISTS ${table(schema, part)}`);
+  await client.query(
+    `CREATE UNLOGGED TABLE ${table(schema, part)} AS
+     SELECT log.stream_id, log.revision, log.type, d.*
+     FROM ${log}, json_to_record(log.data) AS d(${columns}, metrics json, metadata json)
+     WHERE log.type IN (${VIDEO_EVENT_TYPES.map((t) => `'${t}'`).join(', ')}) AND log.position % ${parts} = ${part}`,
+  );
+}
+
+/** A FROM item named `video_events` over every part staged. */
+export function stagedVideoEvents(schema: string, parts: number): string {
+  const all = Array.from({ length: parts }, (_, part) => `SELECT * FROM ${table(schema, part)}`).join(' UNION ALL ');
+  return `(${all}) AS video_events`;
+}
+
+export async function dropStagedVideoEvents(client: PoolClient, schema: string, parts: number): Promise<void> {
+  for (let part = 0; part < parts; part++) await client.query(`DROP TABLE IF EXISTS ${table(schema, part)}`);
+}
