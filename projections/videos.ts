@@ -117,8 +117,9 @@ export const videosProjection: Projection = {
         SELECT revision, type, "videoId", slot::int AS slot, "consecutiveFailures", "isDeleted", "at", "nextSlot"::int AS next_slot,
           "snapshotTime", metadata
         FROM ${log.videoEvents} WHERE type <> 'VideoTracked' AND stream_id LIKE 'video-%'),
-      -- One pass that hashes by video (a sort of millions of snapshots cost more than the rest).
-      -- Times stay ISO text until the end: they sort as they read, and are parsed once a video.
+      -- One hash aggregation by video: no sort of the millions of snapshots (not faster on a
+      -- million videos, but it needs no room for the sort as the log grows). Times stay ISO
+      -- text until the end: they sort as they read, and are parsed once a video.
       folded AS (
         SELECT "videoId" AS video_id,
           max(revision) AS revision,
@@ -333,8 +334,8 @@ function last(value: string, where: string): string {
 
 /**
  * metadataKey (src/domain/video.ts) in SQL, for a jsonb metadata expression: the same SHA-256 of
- * the same JSON text (jsonb prints a string, null and a number as JSON.stringify does, with no
- * space between the array's items here), base64url without padding.
+ * the same JSON text (jsonb prints a string and null as JSON.stringify does; the items are
+ * joined here with no space between them), base64url without padding.
  */
 export function metadataKeySql(metadata: string): string {
   const item = (field: string) => `coalesce((${metadata} -> '${field}')::text, 'null')`;
