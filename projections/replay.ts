@@ -14,7 +14,7 @@ import type { LogInDatabase, Position } from '../src/eventstore/port.ts';
 import { writeCheckpoints } from './checkpoints.ts';
 import { errorText, isTransient } from './parking.ts';
 import type { LoggedEvent, Projection, ReplaySource } from './projection.ts';
-import { VIDEO_EVENT_TYPES, dropStagedVideoEvents, stageVideoEvents, stagedVideoEvents } from './video-events.ts';
+import { dropStagedVideoEvents, isVideoEventType, stageVideoEvents, stagedVideoEvents } from './video-events.ts';
 
 /** Events handed to `apply` at a time by a replay without SQL of its own. */
 const PAGE_SIZE = 10_000;
@@ -33,7 +33,7 @@ export async function replayInDatabase(
   onReplayed?: (projection: string, seconds: number) => void,
 ): Promise<string[]> {
   const events = log.eventsUpTo(upTo);
-  const staging = projections.some((p) => p.replay && p.consumes.some((type) => (VIDEO_EVENT_TYPES as readonly string[]).includes(type)));
+  const staging = projections.some((p) => p.replay && p.consumes.some(isVideoEventType));
   try {
     if (staging && !(await stage(lanes, schema, events))) return [];
     // Those with a replay of their own carry the bulk of the log: first, so that the last to

@@ -1,6 +1,6 @@
 // Read model: one row per organization with its money (integer micro-USD) and counts.
 import { ident, type LoggedEvent, type Projection } from './projection.ts';
-import { VIDEO_EVENT_TYPES } from './video-events.ts';
+import { isVideoEventType } from './video-events.ts';
 
 interface UsageDelta {
   org_id: string;
@@ -35,7 +35,6 @@ export const usageProjection: Projection = {
   // The page's deltas below, summed over the whole log at once.
   async replay(client, schema, log) {
     const moves = `CASE WHEN type IN ('VideoTracked', 'VideoResumed') THEN 1 WHEN type IN ('VideoPaused', 'VideoErrored', 'VideoCompleted', 'VideoCancelled') THEN -1 END`;
-    const isVideoType = (type: string) => (VIDEO_EVENT_TYPES as readonly string[]).includes(type);
     const list = (types: readonly string[]) => types.map((t) => `'${t}'`).join(', ');
     await client.query(
       `INSERT INTO ${ident(schema)}.usage (org_id, balance, total_charged, snapshots_charged, live_snapshots, live_cost, test_snapshots, active_live, active_test)
@@ -50,11 +49,11 @@ export const usageProjection: Projection = {
          coalesce(sum(${moves}) FILTER (WHERE mode = 'test'), 0)
        FROM (
          SELECT type, "orgId" AS org_id, mode, price::bigint AS price, NULL::bigint AS amount, NULL::bigint AS snapshots, "previousStatus" AS previous_status
-         FROM ${log.videoEvents} WHERE type IN (${list(usageProjection.consumes.filter(isVideoType))})
+         FROM ${log.videoEvents} WHERE type IN (${list(usageProjection.consumes.filter(isVideoEventType))})
          UNION ALL
          SELECT log.type, d."orgId", NULL, NULL, d.amount, d.snapshots, NULL
          FROM ${log.events}, json_to_record(log.data) AS d("orgId" text, amount bigint, snapshots bigint)
-         WHERE log.type IN (${list(usageProjection.consumes.filter((type) => !isVideoType(type)))})
+         WHERE log.type IN (${list(usageProjection.consumes.filter((type) => !isVideoEventType(type)))})
        ) AS e
        -- An ending counts only for a video that was monitoring; one that was not moves nothing.
        WHERE type NOT IN ('VideoCompleted', 'VideoCancelled') OR previous_status = 'monitoring'

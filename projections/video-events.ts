@@ -7,6 +7,7 @@
 // hold fails the replay that casts it, not the staging, and that read model is then built page
 // by page, which parks the event (runner.ts).
 import type { PoolClient } from 'pg';
+import type { VideoEvent } from '../src/domain/video.ts';
 import { ident } from './projection.ts';
 
 /** The fields of the video events the replays read, by their names in the events' data. */
@@ -15,9 +16,15 @@ const FIELDS = [
   'slot', 'snapshotId', 'snapshotTime', 'provider', 'price', 'consecutiveFailures', 'isDeleted', 'at', 'nextSlot', 'previousStatus',
 ] as const;
 
+/** The types of a video stream's events (VideoEvent), every one of which the videos read model reads. */
 export const VIDEO_EVENT_TYPES = [
   'VideoTracked', 'SnapshotRecorded', 'CollectionFailed', 'VideoErrored', 'VideoPaused', 'VideoResumed', 'VideoCompleted', 'VideoCancelled',
-] as const;
+] as const satisfies readonly VideoEvent['type'][];
+const VIDEO_EVENT_TYPE_SET = new Set<string>(VIDEO_EVENT_TYPES);
+
+export function isVideoEventType(type: string): boolean {
+  return VIDEO_EVENT_TYPE_SET.has(type);
+}
 
 function table(schema: string, part: number): string {
   return `${ident(schema)}.${ident(`replay_video_events_${part}`)}`;

@@ -2,7 +2,7 @@
 import { metadataKey } from '../src/domain/video.ts';
 import type { VideoMetadata } from '../src/domain/platform.ts';
 import { ident, type LoggedEvent, type Projection } from './projection.ts';
-import { VIDEO_EVENT_TYPES } from './video-events.ts';
+import { VIDEO_EVENT_TYPES, isVideoEventType } from './video-events.ts';
 
 interface NewVideo {
   video_id: string;
@@ -39,9 +39,6 @@ interface VideoChange {
   ended_at: string | null;
   revision: string;
 }
-
-/** The events of a video's stream, every one of which the fold below reads. */
-const VIDEO_EVENTS = new Set<string>(VIDEO_EVENT_TYPES);
 
 // Two tables. `video_schedule` holds everything a snapshot changes (the slot, counters,
 // last_updated, the stream revision) and everything the scheduler decides from (it repeats
@@ -266,7 +263,7 @@ function fold(event: LoggedEvent, created: Map<string, NewVideo>, changed: Map<s
     });
     return;
   }
-  if (!event.streamId.startsWith('video-') || !VIDEO_EVENTS.has(event.type)) return;
+  if (!event.streamId.startsWith('video-') || !isVideoEventType(event.type)) return;
   const videoId = (event.data as { videoId: string }).videoId;
   // A video first seen in this batch is changed in place; an older one collects a delta.
   const row: NewVideo | VideoChange =
