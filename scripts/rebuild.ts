@@ -1,8 +1,8 @@
-// `npm run rebuild [-- --projection NAME] [--replay-connections N]`: replays the log into fresh read-model tables beside
-// the live ones and swaps them in; the API keeps answering meanwhile. Killed halfway, it
-// resumes when started again. A progress bar on a terminal, plain lines otherwise. Refused
-// (exit 1, a one-line reason) while another rebuild runs or when the database's read models are
-// of another version than this code.
+// `npm run rebuild [-- --projection NAME] [--replay-connections N]`: replays the log into fresh
+// read-model tables beside the live ones and swaps them in; the API keeps answering meanwhile.
+// Killed halfway, it resumes when started again. A progress bar on a terminal, plain lines
+// otherwise. Refused (exit 1, a one-line reason) while another rebuild runs or when the
+// database's read models are of another version than this code.
 import cliProgress from 'cli-progress';
 import { parseArgs } from 'node:util';
 import { connect } from '../src/cli/connect.ts';
