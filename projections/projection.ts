@@ -41,7 +41,11 @@ export interface Projection {
 
 /** The log up to the build's position, where it lies (EventStore.logInDatabase). */
 export interface ReplaySource {
-  /** A FROM item named `log`: position, stream_id, revision (bigint: a stream's order), type, data (json). */
+  /**
+   * A FROM item named `log`: position, stream_id, revision (bigint: a stream's order), type, data
+   * (json), for the events of `consumes` that are not video events (`videoEvents` has those). It
+   * may hold no video events: for read models that read others, it is a copy of the rest of the log.
+   */
   readonly events: string;
   /**
    * A FROM item named `video_events`: the events of the video streams' types parsed once for

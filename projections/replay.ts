@@ -13,8 +13,8 @@ import type { PoolClient } from 'pg';
 import type { LogInDatabase, Position } from '../src/eventstore/port.ts';
 import { writeCheckpoints } from './checkpoints.ts';
 import { errorText, isTransient } from './parking.ts';
-import type { LoggedEvent, Projection, ReplaySource } from './projection.ts';
-import { dropStagedVideoEvents, isVideoEventType, stageVideoEvents, stagedVideoEvents } from './video-events.ts';
+import { ident, type LoggedEvent, type Projection, type ReplaySource } from './projection.ts';
+import { VIDEO_EVENT_TYPES, isVideoEventType, stageVideoEvents, stagedVideoEventTables, stagedVideoEvents } from './video-events.ts';
 
 /** Events handed to `apply` at a time by a replay without SQL of its own. */
 const PAGE_SIZE = 10_000;
@@ -32,23 +32,23 @@ export async function replayInDatabase(
   upTo: Position,
   onReplayed?: (projection: string, seconds: number) => void,
 ): Promise<string[]> {
-  const events = log.eventsUpTo(upTo);
   const staging = projections.some((p) => p.replay && p.consumes.some(isVideoEventType));
   try {
-    if (staging && !(await stage(lanes, schema, events))) return [];
+    if (staging && !(await stage(lanes, schema, log.eventsUpTo(upTo)))) return [];
+    // The rest of the log (a few events of organizations, keys, members...) copied once, on the
+    // first lane while the others start, for the read models that read it: each read of it in
+    // the log would scan every video event again.
+    const rest = staging ? copyRest(lanes[0]!, log, schema, upTo) : Promise.resolve(log);
+    rest.catch(() => undefined); // awaited by each read model that reads it
     // Those with a replay of their own carry the bulk of the log: first, so that the last to
     // finish is a short one.
     const queue = [...projections.filter((p) => p.replay), ...projections.filter((p) => !p.replay)];
     const built: string[] = [];
     const lane = async (client: PoolClient) => {
-      const source: ReplaySource = {
-        events,
-        videoEvents: stagedVideoEvents(schema, lanes.length),
-        pages: (types) => log.readTypesUpTo(client, types, upTo, PAGE_SIZE) as AsyncIterable<LoggedEvent[]>,
-      };
+      if (client === lanes[0]) await rest.catch(() => undefined);
       for (let projection = queue.shift(); projection; projection = queue.shift()) {
         const started = performance.now();
-        const replayed = await replayOne(client, projection, schema, upTo, source).catch((error: unknown) => {
+        const replayed = await replayOne(client, projection, schema, upTo, await source(client, projection)).catch((error: unknown) => {
           queue.length = 0; // the build fails: start nothing more
           throw error;
         });
@@ -57,13 +57,25 @@ export async function replayInDatabase(
         onReplayed?.(projection.name, (performance.now() - started) / 1000);
       }
     };
+    const source = async (client: PoolClient, projection: Projection): Promise<ReplaySource> => {
+      const others = projection.consumes.every(isVideoEventType) ? log : await rest;
+      return {
+        events: others.eventsUpTo(upTo),
+        videoEvents: stagedVideoEvents(schema, lanes.length),
+        pages: (types) => (types.some(isVideoEventType) ? log : others).readTypesUpTo(client, types, upTo, PAGE_SIZE) as AsyncIterable<LoggedEvent[]>,
+      };
+    };
     const settled = await Promise.allSettled(lanes.map(lane));
     const failure = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failure) throw failure.reason;
     return built;
   } finally {
-    // Scratch, whatever happened; after a lost connection the next build drops it.
-    if (staging) await dropStagedVideoEvents(lanes[0]!, schema, lanes.length).catch(() => undefined);
+    // Scratch, whatever happened (after a lost connection, the next build drops it). One
+    // statement: each drop looks through every shared buffer for the tables' pages.
+    if (staging) {
+      const scratch = [...stagedVideoEventTables(schema, lanes.length), restTable(schema)].join(', ');
+      await lanes[0]!.query(`DROP TABLE IF EXISTS ${scratch}`).catch(() => undefined);
+    }
   }
 }
 
@@ -75,6 +87,22 @@ async function stage(lanes: readonly PoolClient[], schema: string, events: strin
   if (isTransient(failure.reason)) throw failure.reason;
   warn('the video events cannot be parsed in the database; every read model is built page by page instead', { error: errorText(failure.reason) });
   return false;
+}
+
+function restTable(schema: string): string {
+  return `${ident(schema)}.replay_log_rest`;
+}
+
+/** The events of no video stream, copied; the log itself when they cannot be. */
+async function copyRest(client: PoolClient, log: LogInDatabase, schema: string, upTo: Position): Promise<LogInDatabase> {
+  try {
+    await client.query(`DROP TABLE IF EXISTS ${restTable(schema)}`);
+    return await log.copyExcept(client, restTable(schema), VIDEO_EVENT_TYPES, upTo);
+  } catch (error) {
+    if (isTransient(error)) throw error;
+    warn('the rest of the log cannot be copied; its read models read it in the log', { error: errorText(error) });
+    return log;
+  }
 }
 
 function warn(msg: string, fields: Record<string, string>): void {

@@ -32,31 +32,39 @@ export const usageProjection: Projection = {
       active_test int NOT NULL DEFAULT 0
     );`,
 
-  // The page's deltas below, summed over the whole log at once.
+  // The page's deltas below, summed over the whole log at once. The video events (the bulk of
+  // the log) are counted by organization, type and mode first: a hash aggregation into a few rows
+  // a type, where summing the deltas of each event sorted millions of rows by organization.
   async replay(client, schema, log) {
-    const moves = `CASE WHEN type IN ('VideoTracked', 'VideoResumed') THEN 1 WHEN type IN ('VideoPaused', 'VideoErrored', 'VideoCompleted', 'VideoCancelled') THEN -1 END`;
     const list = (types: readonly string[]) => types.map((t) => `'${t}'`).join(', ');
+    const moves = `CASE WHEN type IN ('VideoTracked', 'VideoResumed') THEN n WHEN type IN ('VideoPaused', 'VideoErrored', 'VideoCompleted', 'VideoCancelled') THEN -n ELSE 0 END`;
     await client.query(
       `INSERT INTO ${ident(schema)}.usage (org_id, balance, total_charged, snapshots_charged, live_snapshots, live_cost, test_snapshots, active_live, active_test)
-       SELECT org_id,
-         coalesce(sum(amount) FILTER (WHERE type = 'FundsDeposited'), 0) - coalesce(sum(amount) FILTER (WHERE type = 'UsageCharged'), 0),
-         coalesce(sum(amount) FILTER (WHERE type = 'UsageCharged'), 0),
-         coalesce(sum(snapshots) FILTER (WHERE type = 'UsageCharged'), 0),
-         count(*) FILTER (WHERE type = 'SnapshotRecorded' AND mode = 'live'),
-         coalesce(sum(price) FILTER (WHERE type = 'SnapshotRecorded' AND mode = 'live'), 0),
-         count(*) FILTER (WHERE type = 'SnapshotRecorded' AND mode IS DISTINCT FROM 'live'),
-         coalesce(sum(${moves}) FILTER (WHERE mode IS DISTINCT FROM 'test'), 0),
-         coalesce(sum(${moves}) FILTER (WHERE mode = 'test'), 0)
+       SELECT org_id, sum(balance), sum(total_charged), sum(snapshots_charged), sum(live_snapshots), sum(live_cost), sum(test_snapshots),
+         sum(active_live), sum(active_test)
        FROM (
-         SELECT type, "orgId" AS org_id, mode, price::bigint AS price, NULL::bigint AS amount, NULL::bigint AS snapshots, "previousStatus" AS previous_status
-         FROM ${log.videoEvents} WHERE type IN (${list(usageProjection.consumes.filter(isVideoEventType))})
+         SELECT org_id, 0 AS balance, 0 AS total_charged, 0 AS snapshots_charged,
+           CASE WHEN type = 'SnapshotRecorded' AND mode = 'live' THEN n ELSE 0 END AS live_snapshots,
+           CASE WHEN type = 'SnapshotRecorded' AND mode = 'live' THEN price ELSE 0 END AS live_cost,
+           CASE WHEN type = 'SnapshotRecorded' AND mode IS DISTINCT FROM 'live' THEN n ELSE 0 END AS test_snapshots,
+           CASE WHEN mode IS DISTINCT FROM 'test' THEN ${moves} ELSE 0 END AS active_live,
+           CASE WHEN mode = 'test' THEN ${moves} ELSE 0 END AS active_test
+         FROM (
+           SELECT "orgId" AS org_id, type, mode, count(*) AS n, sum(price::bigint) AS price
+           FROM ${log.videoEvents} WHERE type IN (${list(usageProjection.consumes.filter(isVideoEventType))})
+             -- An ending counts only for a video that was monitoring; one that was not moves nothing.
+             AND (type NOT IN ('VideoCompleted', 'VideoCancelled') OR "previousStatus" = 'monitoring')
+           GROUP BY "orgId", type, mode
+         ) AS counted
          UNION ALL
-         SELECT log.type, d."orgId", NULL, NULL, d.amount, d.snapshots, NULL
+         SELECT d."orgId",
+           CASE log.type WHEN 'FundsDeposited' THEN d.amount WHEN 'UsageCharged' THEN -d.amount ELSE 0 END,
+           CASE log.type WHEN 'UsageCharged' THEN d.amount ELSE 0 END,
+           CASE log.type WHEN 'UsageCharged' THEN d.snapshots ELSE 0 END,
+           0, 0, 0, 0, 0
          FROM ${log.events}, json_to_record(log.data) AS d("orgId" text, amount bigint, snapshots bigint)
          WHERE log.type IN (${list(usageProjection.consumes.filter((type) => !isVideoEventType(type)))})
-       ) AS e
-       -- An ending counts only for a video that was monitoring; one that was not moves nothing.
-       WHERE type NOT IN ('VideoCompleted', 'VideoCancelled') OR previous_status = 'monitoring'
+       ) AS deltas
        GROUP BY org_id`,
     );
   },

@@ -3,9 +3,10 @@
 // event was most of what each replay cost: 3-6 µs an event, paid by each of them. The build
 // parses them once into unlogged tables of the build schema (scratch: made again by a build that
 // starts over, dropped when it ends), in parts of the log that separate connections parse at
-// once. Every column is text (or json), as the event says it: a value the read models cannot
-// hold fails the replay that casts it, not the staging, and that read model is then built page
-// by page, which parks the event (runner.ts).
+// once. Each part is partitioned by type (snapshots, trackings, the rest), so that a replay that
+// reads one type reads only its rows. Every column is text (or json), as the event says it: a
+// value the read models cannot hold fails the replay that casts it, not the staging, and that
+// read model is then built page by page, which parks the event (runner.ts).
 import type { PoolClient } from 'pg';
 import type { VideoEvent } from '../src/domain/video.ts';
 import { ident } from './projection.ts';
@@ -26,23 +27,50 @@ export function isVideoEventType(type: string): boolean {
   return VIDEO_EVENT_TYPE_SET.has(type);
 }
 
-function table(schema: string, part: number): string {
-  return `${ident(schema)}.${ident(`replay_video_events_${part}`)}`;
+function table(schema: string, part: number, partition?: string): string {
+  return `${ident(schema)}.${ident(`replay_video_events_${part}${partition ? `_${partition}` : ''}`)}`;
 }
+
+/** Each part's partitions: a type of its own for the bulk of the log, the rarer ones together. */
+const PARTITIONS = [
+  ['snapshots', `FOR VALUES IN ('SnapshotRecorded')`],
+  ['trackings', `FOR VALUES IN ('VideoTracked')`],
+  ['rest', 'DEFAULT'],
+] as const;
 
 /**
  * Parses part `part` of `parts` of the video events of `log` (a FROM item named `log`) into a
  * table of its own, in a transaction of its own (the replays read it from other connections).
  */
 export async function stageVideoEvents(client: PoolClient, schema: string, log: string, part: number, parts: number): Promise<void> {
-  const columns = FIELDS.map((f) => `"${f}" text`).join(', ');
-  await client.query(`DROP TABLE IF EXISTS ${table(schema, part)}`);
-  await client.query(
-    `CREATE UNLOGGED TABLE ${table(schema, part)} AS
-     SELECT log.stream_id, log.revision, log.type, d.*
-     FROM ${log}, json_to_record(log.data) AS d(${columns}, metrics json, metadata json)
-     WHERE log.type IN (${VIDEO_EVENT_TYPES.map((t) => `'${t}'`).join(', ')}) AND log.position % ${parts} = ${part}`,
-  );
+  const staged = table(schema, part);
+  await client.query(`DROP TABLE IF EXISTS ${staged}`);
+  await client.query('BEGIN');
+  try {
+    // The lanes already keep every core busy: workers of a parallel plan would only pass the
+    // rows to the lane through shared memory.
+    await client.query('SET LOCAL max_parallel_workers_per_gather = 0');
+    await client.query(
+      `CREATE TABLE ${staged} (stream_id text, revision bigint, type text, ${FIELDS.map((f) => `"${f}" text`).join(', ')}, metrics json, metadata json)
+       PARTITION BY LIST (type)`,
+    );
+    for (const [name, values] of PARTITIONS) {
+      await client.query(`CREATE UNLOGGED TABLE ${table(schema, part, name)} PARTITION OF ${staged} ${values}`);
+    }
+    await client.query(
+      `INSERT INTO ${staged}
+       SELECT log.stream_id, log.revision, log.type, d.*
+       FROM ${log}, json_to_record(log.data) AS d(${FIELDS.map((f) => `"${f}" text`).join(', ')}, metrics json, metadata json)
+       WHERE log.type IN (${VIDEO_EVENT_TYPES.map((t) => `'${t}'`).join(', ')}) AND log.position % ${parts} = ${part}`,
+    );
+    // The replays' plans need to know the rows: unanalyzed, a grouping by video is guessed at
+    // 200 rows and sorted to disk instead of hashed.
+    await client.query(`ANALYZE ${staged}`);
+    await client.query('COMMIT');
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw error;
+  }
 }
 
 /** A FROM item named `video_events` over every part staged. */
@@ -51,6 +79,7 @@ export function stagedVideoEvents(schema: string, parts: number): string {
   return `(${all}) AS video_events`;
 }
 
-export async function dropStagedVideoEvents(client: PoolClient, schema: string, parts: number): Promise<void> {
-  for (let part = 0; part < parts; part++) await client.query(`DROP TABLE IF EXISTS ${table(schema, part)}`);
+/** The tables stageVideoEvents makes, for the build to drop. */
+export function stagedVideoEventTables(schema: string, parts: number): string[] {
+  return Array.from({ length: parts }, (_, part) => table(schema, part));
 }

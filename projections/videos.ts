@@ -102,7 +102,9 @@ export const videosProjection: Projection = {
   },
 
   // The fold below, over the whole log at once: a video's later events grouped by video, each
-  // field taken from the last event (by stream revision) that sets it.
+  // field taken from the last event (by stream revision) that sets it. Snapshots, the bulk of
+  // the log, set a few fields in ways plain aggregates fold (a count, maxima); the rarer events
+  // (failures, changes of status) are folded apart, where taking the last of each field costs.
   async replay(client, schema, log) {
     const s = ident(schema);
     await client.query(`
@@ -110,37 +112,32 @@ export const videosProjection: Projection = {
         SELECT revision, "videoId", "jobId", "orgId", "keyId", mode, "videoLink", platform, "platformId",
           "durationDays"::int AS duration_days, "startedAt"::timestamptz AS started_at, metadata::jsonb AS metadata
         FROM ${log.videoEvents} WHERE type = 'VideoTracked'),
-      events AS (
-        SELECT revision, type, "videoId", slot::int AS slot, "consecutiveFailures", "isDeleted", "at", "nextSlot"::int AS next_slot,
-          "snapshotTime", metadata
-        FROM ${log.videoEvents} WHERE type <> 'VideoTracked' AND stream_id LIKE 'video-%'),
-      -- One hash aggregation by video: no sort of the millions of snapshots (not faster on a
-      -- million videos, but it needs no room for the sort as the log grows). Times stay ISO
-      -- text until the end: they sort as they read, and are parsed once a video.
-      folded AS (
-        SELECT "videoId" AS video_id,
-          max(revision) AS revision,
-          count(*) FILTER (WHERE type = 'SnapshotRecorded') AS snapshot_count,
-          max(CASE WHEN type IN ('SnapshotRecorded', 'CollectionFailed') THEN slot + 1 WHEN type = 'VideoResumed' THEN next_slot END) AS next_slot,
-          max(revision) FILTER (WHERE type = 'SnapshotRecorded') AS last_snapshot,
+      -- Times stay ISO text until the end: they sort as they read, and are parsed once a video.
+      snapshotted AS (
+        SELECT "videoId" AS video_id, count(*) AS snapshot_count, max(slot::int) + 1 AS next_slot, max(revision) AS revision,
+          max("snapshotTime")::timestamptz AS last_updated,
+          ${last(`metadata::text`, `json_typeof(metadata) = 'object'`)}::jsonb AS metadata
+        FROM ${log.videoEvents} WHERE type = 'SnapshotRecorded' GROUP BY "videoId"),
+      changed AS (
+        SELECT "videoId" AS video_id, max(revision) AS revision,
+          max(CASE type WHEN 'CollectionFailed' THEN slot::int + 1 WHEN 'VideoResumed' THEN "nextSlot"::int END) AS next_slot,
           max(revision) FILTER (WHERE type = 'CollectionFailed') AS last_failure,
           ${last(`"consecutiveFailures"`, `type = 'CollectionFailed'`)}::int AS failures,
           ${last(`CASE type WHEN 'VideoErrored' THEN 'error' WHEN 'VideoPaused' THEN 'paused' WHEN 'VideoResumed' THEN 'monitoring'
-              WHEN 'VideoCompleted' THEN 'completed' ELSE 'cancelled' END`, `type NOT IN ('SnapshotRecorded', 'CollectionFailed')`)} AS status,
+              WHEN 'VideoCompleted' THEN 'completed' ELSE 'cancelled' END`, `type <> 'CollectionFailed'`)} AS status,
           ${last(`"isDeleted"`, `type = 'VideoErrored'`)}::boolean AS is_deleted,
           ${last(`"at"`, `type IN ('VideoErrored', 'VideoCompleted', 'VideoCancelled')`)}::timestamptz AS ended_at,
-          ${last(`metadata::text`, `type = 'SnapshotRecorded' AND json_typeof(metadata) = 'object'`)}::jsonb AS metadata,
-          max(CASE WHEN type = 'SnapshotRecorded' THEN "snapshotTime" WHEN type <> 'CollectionFailed' THEN "at" END)::timestamptz AS last_updated
-        FROM events GROUP BY "videoId"),
+          max("at") FILTER (WHERE type <> 'CollectionFailed')::timestamptz AS last_updated
+        FROM ${log.videoEvents} WHERE type NOT IN ('VideoTracked', 'SnapshotRecorded') AND stream_id LIKE 'video-%' GROUP BY "videoId"),
       r AS MATERIALIZED (
         SELECT t."videoId" AS video_id, t."jobId" AS job_id, t."orgId" AS org_id, t."keyId" AS key_id, t.mode, t."videoLink" AS video_link,
-          t.platform, t."platformId" AS platform_id, coalesce(f.status, 'monitoring') AS status, t.duration_days,
-          t.started_at AS monitoring_started, greatest(coalesce(f.next_slot, 0), 0) AS next_slot,
-          coalesce(f.snapshot_count, 0) AS snapshot_count,
-          CASE WHEN f.last_failure > coalesce(f.last_snapshot, -1) THEN f.failures ELSE 0 END AS consecutive_failures,
-          coalesce(f.is_deleted, false) AS is_deleted, coalesce(f.metadata, t.metadata) AS current_metadata,
-          greatest(t.started_at, f.last_updated) AS last_updated, f.ended_at, greatest(t.revision, f.revision) AS revision
-        FROM tracked t LEFT JOIN folded f ON f.video_id = t."videoId"),
+          t.platform, t."platformId" AS platform_id, coalesce(c.status, 'monitoring') AS status, t.duration_days,
+          t.started_at AS monitoring_started, greatest(n.next_slot, c.next_slot, 0) AS next_slot,
+          coalesce(n.snapshot_count, 0) AS snapshot_count,
+          CASE WHEN c.last_failure > coalesce(n.revision, -1) THEN c.failures ELSE 0 END AS consecutive_failures,
+          coalesce(c.is_deleted, false) AS is_deleted, coalesce(n.metadata, t.metadata) AS current_metadata,
+          greatest(t.started_at, n.last_updated, c.last_updated) AS last_updated, c.ended_at, greatest(t.revision, n.revision, c.revision) AS revision
+        FROM tracked t LEFT JOIN snapshotted n ON n.video_id = t."videoId" LEFT JOIN changed c ON c.video_id = t."videoId"),
       schedule AS (
         INSERT INTO ${s}.video_schedule (video_id, org_id, mode, platform, platform_id, video_link, status, is_deleted,
           metadata_key, monitoring_started, next_slot, total_slots, next_slot_at, snapshot_count, consecutive_failures,

@@ -122,6 +122,12 @@ export interface LogInDatabase {
    * inside its open transaction (a cursor).
    */
   readTypesUpTo(client: SqlClient, types: readonly string[], upTo: Position, pageSize: number): AsyncIterable<RecordedEvent[]>;
+  /**
+   * Copies the events up to `upTo` of every type but `types` into the new table `into` (a
+   * scratch table the caller names and drops), and resolves to the same reads over that copy:
+   * the few events a rebuild reads page by page, without a scan of the whole log each time.
+   */
+  copyExcept(client: SqlClient, into: string, types: readonly string[], upTo: Position): Promise<LogInDatabase>;
 }
 
 export class WrongExpectedRevision extends Error {

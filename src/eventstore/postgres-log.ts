@@ -9,30 +9,45 @@ function upToCondition(upTo: Position): string {
   return `(transaction_id, position) <= ('${upTo.commit.toString()}'::xid8, ${upTo.prepare.toString()}::bigint)`;
 }
 
-export const postgresLog: LogInDatabase = {
-  eventsUpTo: (upTo) => `(SELECT position, stream_id, revision, type, data FROM es.events WHERE ${upToCondition(upTo)}) AS log`,
+/** The reads of the log over `table`: es.events, or a copy of part of it (copyExcept). */
+function logIn(table: string): LogInDatabase {
+  return {
+    eventsUpTo: (upTo) => `(SELECT position, stream_id, revision, type, data FROM ${table} WHERE ${upToCondition(upTo)}) AS log`,
 
-  async countUpTo(db, upTo) {
-    const { rows } = await db.query<{ n: string }>(`SELECT count(*) AS n FROM es.events WHERE ${upToCondition(upTo)}`);
-    return Number(rows[0]!.n);
-  },
+    async countUpTo(db, upTo) {
+      const { rows } = await db.query<{ n: string }>(`SELECT count(*) AS n FROM ${table} WHERE ${upToCondition(upTo)}`);
+      return Number(rows[0]!.n);
+    },
 
-  async *readTypesUpTo(client: SqlClient, types, upTo, pageSize): AsyncIterable<RecordedEvent[]> {
-    const cursor = `replay_${Math.random().toString(36).slice(2)}`;
-    await client.query(
-      `DECLARE ${cursor} NO SCROLL CURSOR FOR SELECT ${EVENT_COLUMNS} FROM es.events
-       WHERE type = ANY($1::text[]) AND ${upToCondition(upTo)} ORDER BY es.events.transaction_id, es.events.position`,
-      [types],
-    );
-    try {
-      for (;;) {
-        const { rows } = await client.query<EventRow>(`FETCH ${pageSize} FROM ${cursor}`);
-        if (rows.length === 0) return;
-        yield rows.map(toRecordedEvent);
+    async *readTypesUpTo(client: SqlClient, types, upTo, pageSize): AsyncIterable<RecordedEvent[]> {
+      const cursor = `replay_${Math.random().toString(36).slice(2)}`;
+      await client.query(
+        `DECLARE ${cursor} NO SCROLL CURSOR FOR SELECT ${EVENT_COLUMNS} FROM ${table} AS events
+         WHERE type = ANY($1::text[]) AND ${upToCondition(upTo)} ORDER BY events.transaction_id, events.position`,
+        [types],
+      );
+      try {
+        for (;;) {
+          const { rows } = await client.query<EventRow>(`FETCH ${pageSize} FROM ${cursor}`);
+          if (rows.length === 0) return;
+          yield rows.map(toRecordedEvent);
+        }
+      } finally {
+        // After a failure the transaction's end closes it (and CLOSE itself would fail).
+        await client.query(`CLOSE ${cursor}`).catch(() => undefined);
       }
-    } finally {
-      // After a failure the transaction's end closes it (and CLOSE itself would fail).
-      await client.query(`CLOSE ${cursor}`).catch(() => undefined);
-    }
-  },
-};
+    },
+
+    async copyExcept(client, into, types, upTo) {
+      // A utility statement takes no parameters: the types are written in, as the names they must be.
+      if (!types.every((type) => /^[A-Za-z]+$/.test(type))) throw new Error(`not event types: ${types.join(', ')}`);
+      await client.query(
+        `CREATE UNLOGGED TABLE ${into} AS SELECT * FROM ${table}
+         WHERE type NOT IN (${types.map((type) => `'${type}'`).join(', ')}) AND ${upToCondition(upTo)}`,
+      );
+      return logIn(into);
+    },
+  };
+}
+
+export const postgresLog: LogInDatabase = logIn('es.events');
