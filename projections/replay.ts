@@ -48,10 +48,12 @@ export async function replayInDatabase(
       if (client === lanes[0]) await rest.catch(() => undefined);
       for (let projection = queue.shift(); projection; projection = queue.shift()) {
         const started = performance.now();
-        const replayed = await replayOne(client, projection, schema, upTo, await source(client, projection)).catch((error: unknown) => {
-          queue.length = 0; // the build fails: start nothing more
-          throw error;
-        });
+        const replayed = await source(client, projection)
+          .then((from) => replayOne(client, projection, schema, upTo, from))
+          .catch((error: unknown) => {
+            queue.length = 0; // the build fails: start nothing more
+            throw error;
+          });
         if (!replayed) continue;
         built.push(projection.name);
         onReplayed?.(projection.name, (performance.now() - started) / 1000);
