@@ -38,7 +38,8 @@ export async function replayInDatabase(
     // The rest of the log (a few events of organizations, keys, members...) copied once, on the
     // first lane while the others start, for the read models that read it: each read of it in
     // the log would scan every video event again.
-    const rest = staging ? copyRest(lanes[0]!, log, schema, upTo) : Promise.resolve(log);
+    const readsRest = projections.some((p) => !p.consumes.every(isVideoEventType));
+    const rest = staging && readsRest ? copyRest(lanes[0]!, log, schema, upTo) : Promise.resolve(log);
     rest.catch(() => undefined); // awaited by each read model that reads it
     // Those with a replay of their own carry the bulk of the log: first, so that the last to
     // finish is a short one.
