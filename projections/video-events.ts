@@ -44,6 +44,7 @@ const PARTITIONS = [
  */
 export async function stageVideoEvents(client: PoolClient, schema: string, log: string, part: number, parts: number): Promise<void> {
   const staged = table(schema, part);
+  const columns = `${FIELDS.map((f) => `"${f}" text`).join(', ')}, metrics json, metadata json`;
   await client.query(`DROP TABLE IF EXISTS ${staged}`);
   await client.query('BEGIN');
   try {
@@ -51,8 +52,7 @@ export async function stageVideoEvents(client: PoolClient, schema: string, log: 
     // rows to the lane through shared memory.
     await client.query('SET LOCAL max_parallel_workers_per_gather = 0');
     await client.query(
-      `CREATE TABLE ${staged} (stream_id text, revision bigint, type text, ${FIELDS.map((f) => `"${f}" text`).join(', ')}, metrics json, metadata json)
-       PARTITION BY LIST (type)`,
+      `CREATE TABLE ${staged} (stream_id text, revision bigint, type text, ${columns}) PARTITION BY LIST (type)`,
     );
     for (const [name, values] of PARTITIONS) {
       await client.query(`CREATE UNLOGGED TABLE ${table(schema, part, name)} PARTITION OF ${staged} ${values}`);
@@ -60,7 +60,7 @@ export async function stageVideoEvents(client: PoolClient, schema: string, log: 
     await client.query(
       `INSERT INTO ${staged}
        SELECT log.stream_id, log.revision, log.type, d.*
-       FROM ${log}, json_to_record(log.data) AS d(${FIELDS.map((f) => `"${f}" text`).join(', ')}, metrics json, metadata json)
+       FROM ${log}, json_to_record(log.data) AS d(${columns})
        WHERE log.type IN (${VIDEO_EVENT_TYPES.map((t) => `'${t}'`).join(', ')}) AND log.position % ${parts} = ${part}`,
     );
     // The replays' plans need to know the rows: unanalyzed, a grouping by video is guessed at
