@@ -63,6 +63,12 @@ export function ident(name: string): string {
   return `"${name}"`;
 }
 
+/** Event types as a list of SQL literals, for `IN (...)`: our own type names, never input. */
+export function typeList(types: readonly string[]): string {
+  if (!types.every((type) => /^[A-Za-z]+$/.test(type))) throw new Error(`not event types: ${types.join(', ')}`);
+  return types.map((type) => `'${type}'`).join(', ');
+}
+
 export function ofType<T extends DomainEvent['type']>(events: readonly LoggedEvent[], ...types: T[]) {
   return events.filter((e) => (types as string[]).includes(e.type)) as Array<LoggedEvent & Extract<DomainEvent, { type: T }>>;
 }

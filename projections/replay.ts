@@ -38,8 +38,7 @@ export async function replayInDatabase(
     // The rest of the log (a few events of organizations, keys, members...) copied once, on the
     // first lane while the others start, for the read models that read it: each read of it in
     // the log would scan every video event again.
-    const readsRest = projections.some((p) => !p.consumes.every(isVideoEventType));
-    const rest = staging && readsRest ? copyRest(lanes[0]!, log, schema, upTo) : Promise.resolve(log);
+    const rest = staging && !projections.every(readsOnlyVideoEvents) ? copyRest(lanes[0]!, log, schema, upTo) : Promise.resolve(log);
     rest.catch(() => undefined); // awaited by each read model that reads it
     // Those with a replay of their own carry the bulk of the log: first, so that the last to
     // finish is a short one.
@@ -61,7 +60,7 @@ export async function replayInDatabase(
       }
     };
     const source = async (client: PoolClient, projection: Projection): Promise<ReplaySource> => {
-      const others = projection.consumes.every(isVideoEventType) ? log : await rest;
+      const others = readsOnlyVideoEvents(projection) ? log : await rest;
       return {
         events: others.eventsUpTo(upTo),
         videoEvents: stagedVideoEvents(schema, lanes.length),
@@ -90,6 +89,10 @@ async function stage(lanes: readonly PoolClient[], schema: string, events: strin
   if (isTransient(failure.reason)) throw failure.reason;
   warn('the video events cannot be parsed in the database; every read model is built page by page instead', { error: errorText(failure.reason) });
   return false;
+}
+
+function readsOnlyVideoEvents(projection: Projection): boolean {
+  return projection.consumes.every(isVideoEventType);
 }
 
 function restTable(schema: string): string {

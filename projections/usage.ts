@@ -1,5 +1,5 @@
 // Read model: one row per organization with its money (integer micro-USD) and counts.
-import { ident, type LoggedEvent, type Projection } from './projection.ts';
+import { ident, typeList, type LoggedEvent, type Projection } from './projection.ts';
 import { isVideoEventType } from './video-events.ts';
 
 interface UsageDelta {
@@ -36,7 +36,6 @@ export const usageProjection: Projection = {
   // the log) are counted by organization, type and mode first: a hash aggregation into a few rows
   // a type, where summing the deltas of each event sorted millions of rows by organization.
   async replay(client, schema, log) {
-    const list = (types: readonly string[]) => types.map((t) => `'${t}'`).join(', ');
     const moves = `CASE WHEN type IN ('VideoTracked', 'VideoResumed') THEN n WHEN type IN ('VideoPaused', 'VideoErrored', 'VideoCompleted', 'VideoCancelled') THEN -n ELSE 0 END`;
     await client.query(
       `INSERT INTO ${ident(schema)}.usage (org_id, balance, total_charged, snapshots_charged, live_snapshots, live_cost, test_snapshots, active_live, active_test)
@@ -51,7 +50,7 @@ export const usageProjection: Projection = {
            CASE WHEN mode = 'test' THEN ${moves} ELSE 0 END AS active_test
          FROM (
            SELECT "orgId" AS org_id, type, mode, count(*) AS n, sum(price::bigint) AS price
-           FROM ${log.videoEvents} WHERE type IN (${list(usageProjection.consumes.filter(isVideoEventType))})
+           FROM ${log.videoEvents} WHERE type IN (${typeList(usageProjection.consumes.filter(isVideoEventType))})
              -- An ending counts only for a video that was monitoring; one that was not moves nothing.
              AND (type NOT IN ('VideoCompleted', 'VideoCancelled') OR "previousStatus" = 'monitoring')
            GROUP BY "orgId", type, mode
@@ -63,7 +62,7 @@ export const usageProjection: Projection = {
            CASE log.type WHEN 'UsageCharged' THEN d.snapshots ELSE 0 END,
            0, 0, 0, 0, 0
          FROM ${log.events}, json_to_record(log.data) AS d("orgId" text, amount bigint, snapshots bigint)
-         WHERE log.type IN (${list(usageProjection.consumes.filter((type) => !isVideoEventType(type)))})
+         WHERE log.type IN (${typeList(usageProjection.consumes.filter((type) => !isVideoEventType(type)))})
        ) AS deltas
        GROUP BY org_id`,
     );

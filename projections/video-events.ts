@@ -9,7 +9,7 @@
 // read model is then built page by page, which parks the event (runner.ts).
 import type { PoolClient } from 'pg';
 import type { VideoEvent } from '../src/domain/video.ts';
-import { ident } from './projection.ts';
+import { ident, typeList } from './projection.ts';
 
 /** The fields of the video events the replays read, by their names in the events' data. */
 const FIELDS = [
@@ -61,7 +61,7 @@ export async function stageVideoEvents(client: PoolClient, schema: string, log: 
       `INSERT INTO ${staged}
        SELECT log.stream_id, log.revision, log.type, d.*
        FROM ${log}, json_to_record(log.data) AS d(${columns})
-       WHERE log.type IN (${VIDEO_EVENT_TYPES.map((t) => `'${t}'`).join(', ')}) AND log.position % ${parts} = ${part}`,
+       WHERE log.type IN (${typeList(VIDEO_EVENT_TYPES)}) AND log.position % ${parts} = ${part}`,
     );
     // The replays' plans need to know the rows: unanalyzed, a grouping by video is guessed at
     // 200 rows and sorted to disk instead of hashed.
