@@ -21,18 +21,21 @@ export class LogTail {
   private headReadAt = Number.NEGATIVE_INFINITY;
 
   /**
-   * The page a read after `after` would give, or null when it must go to the database. A page
-   * shorter than `limit` tells its reader that it has caught up, so it is given only when a read
-   * sent after the reader last woke (`wokeAt`) found nothing beyond: whatever was appended
-   * since has then woken the reader again, as a fresh read would have left it.
+   * The kept events after `after`, up to `limit` (none, at the head, when a read since the
+   * reader woke found nothing beyond), or null for the database.
+   * A page shorter than `limit` tells its reader that it has caught up, so it is `upToDate` only
+   * when a read sent after the reader last woke (`wokeAt`) found nothing beyond: whatever was
+   * appended since has then woken the reader again, as a fresh read would have left it. A page
+   * that is not may lack what woke the reader, who reads on from its end at once.
    */
-  serve(after: Position, limit: number, wokeAt: number): RecordedEvent[] | null {
-    if (!this.start || !this.frontier) return null;
-    if (comparePositions(after, this.start) < 0 || comparePositions(after, this.frontier) >= 0) return null;
+  serve(after: Position, limit: number, wokeAt: number): { page: RecordedEvent[]; upToDate: boolean } | null {
+    if (!this.start || !this.frontier || comparePositions(after, this.start) < 0) return null;
+    const beyond = comparePositions(after, this.frontier);
+    if (beyond > 0) return null;
+    if (beyond === 0) return this.headReadAt >= wokeAt ? { page: [], upToDate: true } : null;
     const first = this.indexAfter(after);
     const page = this.events.slice(first, first + limit);
-    if (page.length < limit && this.headReadAt < wokeAt) return null;
-    return page;
+    return { page, upToDate: page.length === limit || this.headReadAt >= wokeAt };
   }
 
   /** What a database read after `after` with `limit`, sent at `readAt`, returned: every visible event after it, up to `limit`. */

@@ -223,17 +223,18 @@ export class PostgresEventStore implements EventStore {
     while (!isStopped()) {
       if (options.ready) await options.ready();
       if (isStopped()) return;
-      const page = await this.readShared(after, batchSize, wokeAt);
+      const { page, upToDate } = await this.readShared(after, batchSize, wokeAt);
       if (isStopped()) return;
       if (page.length > 0) {
         after = page[page.length - 1]!.position;
         subscriber.next(page);
         idleMs = FIRST_POLL_MS;
         activeAt = performance.now();
-        if (page.length === batchSize) continue; // more may be waiting: no pause
+        if (page.length === batchSize || !upToDate) continue; // more may be waiting: no pause
       }
       const notified = await wakeup.wait(idleMs);
-      wokeAt = performance.now();
+      // A poll needs a read sent from now on; a notification, one sent since it fired.
+      wokeAt = notified ? wakeup.firedAt : performance.now();
       if (notified) activeAt = wokeAt;
       const quiet = this.notifier.listening && performance.now() - activeAt > QUIET_AFTER_MS;
       idleMs = notified ? FIRST_POLL_MS : Math.min(idleMs * 2, quiet ? Math.max(QUIET_POLL_MS, this.pollIntervalMs) : this.pollIntervalMs);
@@ -242,26 +243,27 @@ export class PostgresEventStore implements EventStore {
 
   /**
    * A subscription's page: from the stretch of the log this process read last (log-tail.ts),
-   * from a read of the same page under way, or else from the database.
+   * from a read of the same page under way, or else from the database. Not `upToDate` when it
+   * may lack events announced to this reader, who then reads on at once.
    */
-  private async readShared(after: Position, limit: number, wokeAt: number): Promise<RecordedEvent[]> {
-    const kept = this.tail.serve(after, limit, wokeAt);
+  private async readShared(after: Position, limit: number, wokeAt: number): Promise<{ page: RecordedEvent[]; upToDate: boolean }> {
+    let kept = this.tail.serve(after, limit, wokeAt);
+    const under = kept?.upToDate ? undefined : this.tailReads.get(formatPosition(after));
+    if (under) {
+      // Shared, not read twice: the subscriptions one append wakes often meet here.
+      await under.page.catch(() => undefined);
+      kept = this.tail.serve(after, limit, wokeAt);
+    }
+    // What is kept is handed over even when it may end short of what woke the reader, who then
+    // reads only the rest: nothing is read from the database twice.
     if (kept) return kept;
     const key = formatPosition(after);
-    const under = this.tailReads.get(key);
-    // A read sent before this reader woke may end short of what woke it: waiting for it would
-    // only put a read of its own behind it (the projector's lag is read-your-writes' latency).
-    if (under && under.readAt >= wokeAt) {
-      await under.page.catch(() => undefined);
-      const shared = this.tail.serve(after, limit, wokeAt);
-      if (shared) return shared;
-    }
     const read = { readAt: performance.now(), page: this.readPage(after, limit) };
     this.tailReads.set(key, read);
     try {
       const page = await read.page;
       this.tail.remember(after, limit, page, read.readAt);
-      return page;
+      return { page, upToDate: true };
     } finally {
       if (this.tailReads.get(key) === read) this.tailReads.delete(key);
     }
@@ -537,9 +539,16 @@ function validate(appends: readonly StreamAppend[]): void {
 class Wakeup {
   private pending = false;
   private release: (() => void) | undefined;
+  /**
+   * When it last fired (performance.now()). What a notification announces committed before it
+   * fired, so any read sent since then shows it: the subscriptions it woke share such a read
+   * instead of each sending its own (each got to run a little later than the last).
+   */
+  firedAt = Number.NEGATIVE_INFINITY;
 
   fire(): void {
     this.pending = true;
+    this.firedAt = performance.now();
     this.release?.();
   }
 

@@ -8,24 +8,27 @@ import type { Position, RecordedEvent } from '../../src/eventstore/port.ts';
 const at = (n: number): Position => ({ commit: 1000n, prepare: BigInt(n) });
 const event = (n: number): RecordedEvent => ({ id: `e${n}`, streamId: `s${n}`, revision: 0n, type: 'E', data: {}, metadata: {}, position: at(n), recordedAt: new Date(0) });
 const events = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => event(from + i));
-const ids = (page: readonly RecordedEvent[] | null) => page?.map((e) => e.id) ?? null;
+const ids = (served: { page: readonly RecordedEvent[] } | null) => served?.page.map((e) => e.id) ?? null;
 
-test('log tail: full pages come from memory; a short one only when read after the reader last woke', () => {
+test('log tail: full pages come from memory; a short one is up to date only when read after the reader last woke', () => {
   const tail = new LogTail();
   assert.equal(tail.serve(at(0), 3, 0), null, 'nothing read yet');
   tail.remember(at(0), 3, events(1, 3), 10); // a full page: there may be more beyond e3
-  assert.deepEqual(ids(tail.serve(at(0), 3, 0)), ['e1', 'e2', 'e3']);
-  assert.deepEqual(ids(tail.serve(at(1), 2, 0)), ['e2', 'e3'], 'a full page of a smaller size');
-  assert.equal(tail.serve(at(1), 3, 0), null, 'e2, e3 would look like the head, which that read did not show');
+  assert.deepEqual(tail.serve(at(0), 3, 0), { page: events(1, 3), upToDate: true });
+  assert.deepEqual(tail.serve(at(1), 2, 0), { page: events(2, 3), upToDate: true }, 'a full page of a smaller size');
+  assert.deepEqual(tail.serve(at(1), 3, 0), { page: events(2, 3), upToDate: false }, 'e2, e3, but that read did not show the head: the reader reads on from e3');
   assert.equal(tail.serve(at(3), 3, 0), null, 'at the end of what was read: the database');
 
   tail.remember(at(3), 3, events(4, 4), 20); // short: the head at 20
-  assert.deepEqual(ids(tail.serve(at(2), 3, 15)), ['e3', 'e4'], 'the reader woke before that read: nothing it was told of is missing');
-  assert.equal(tail.serve(at(2), 3, 25), null, 'the reader woke after it: what woke it may be beyond e4');
+  assert.deepEqual(tail.serve(at(2), 3, 15), { page: events(3, 4), upToDate: true }, 'the reader woke before that read: nothing it was told of is missing');
+  assert.deepEqual(tail.serve(at(2), 3, 25), { page: events(3, 4), upToDate: false }, 'the reader woke after it: what woke it may be beyond e4');
+  assert.deepEqual(tail.serve(at(4), 3, 15), { page: [], upToDate: true }, 'at the head, read since the reader woke: nothing to read');
+  assert.equal(tail.serve(at(4), 3, 25), null, 'at the head, read before the reader woke: the database');
   assert.equal(tail.serve(at(-1), 3, 0), null, 'before the stretch');
 
   tail.remember(at(4), 3, [], 30); // nothing beyond e4 at 30
-  assert.deepEqual(ids(tail.serve(at(2), 3, 25)), ['e3', 'e4']);
+  assert.deepEqual(tail.serve(at(2), 3, 25), { page: events(3, 4), upToDate: true });
+  assert.deepEqual(tail.serve(at(4), 3, 25), { page: [], upToDate: true });
 });
 
 test('log tail: an overlapping read extends the stretch, an older shorter one changes nothing, a distant one starts anew', () => {
@@ -47,5 +50,5 @@ test('log tail: past 40,000 events it keeps the newest 20,000', () => {
   tail.remember(at(30_000), 50_000, events(30_001, 45_000), 20);
   assert.equal(tail.serve(at(24_999), 10, 0), null, 'dropped');
   assert.deepEqual(ids(tail.serve(at(25_000), 2, 0)), ['e25001', 'e25002']);
-  assert.equal(tail.serve(at(44_990), 100, 15)?.length, 10);
+  assert.equal(tail.serve(at(44_990), 100, 15)?.page.length, 10);
 });

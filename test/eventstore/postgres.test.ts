@@ -177,3 +177,40 @@ async function waitFor(check: () => boolean, what: string, timeoutMs = 5000): Pr
     await sleep(10);
   }
 }
+
+test('postgres: subscriptions woken by the same appends share the reads of the log, and each gets every event once, in order, without polling', async () => {
+  const db = await createTestDatabase();
+  await migrate(db.pool, eventStoreMigrations);
+  // Polls a minute apart: a subscription that went to sleep short of what woke it would hang here.
+  const store = new PostgresEventStore(db.pool, { pollIntervalMs: 60_000 });
+  let rowsRead = 0;
+  const query = db.pool.query.bind(db.pool) as (...args: unknown[]) => Promise<{ rows: unknown[] }>;
+  (db.pool as unknown as { query: typeof query }).query = async (...args) => {
+    const result = await query(...args);
+    const text = typeof args[0] === 'string' ? args[0] : '';
+    if (text.includes('(transaction_id, position) >') && text.includes('limit $3')) rowsRead += result.rows.length;
+    return result;
+  };
+  const seen: RecordedEvent[][] = [[], [], []];
+  const subs = seen.map((into) => store.subscribeAll(null, { batchSize: 50 }).subscribe((page) => into.push(...page)));
+  try {
+    const writers = 20;
+    const batches = 10;
+    await Promise.all(
+      Array.from({ length: writers }, async (_, w) => {
+        for (let b = 0; b < batches; b++) await store.append(`shared-${w}`, Array.from({ length: 5 }, () => ({ type: 'E', data: { w, b } })), b === 0 ? 'no_stream' : BigInt(b * 5 - 1));
+      }),
+    );
+    const total = writers * batches * 5;
+    await until('every subscription to see all 1,000 events', () => (seen.every((s) => s.length >= total) ? true : undefined), 10_000);
+    const read = rowsRead;
+    const log = (await store.readAll(null, total + 1)).map((e) => e.id);
+    for (const s of seen) assert.deepEqual(s.map((e) => e.id), log, 'every event once, in log order');
+    // Read separately, the three would read 3,000 rows.
+    assert.ok(read < 1.5 * total, `the subscriptions read ${read} rows of the log for ${total} events`);
+  } finally {
+    for (const sub of subs) sub.unsubscribe();
+    await store.close();
+    await db.drop();
+  }
+});
