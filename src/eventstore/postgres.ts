@@ -220,10 +220,12 @@ export class PostgresEventStore implements EventStore {
     let idleMs = FIRST_POLL_MS;
     let activeAt = performance.now();
     let wokeAt = activeAt;
+    let first = true;
     while (!isStopped()) {
       if (options.ready) await options.ready();
       if (isStopped()) return;
-      const { page, upToDate } = await this.readShared(after, batchSize, wokeAt);
+      const { page, upToDate } = await this.readShared(after, batchSize, wokeAt, first);
+      first = false;
       if (isStopped()) return;
       if (page.length > 0) {
         after = page[page.length - 1]!.position;
@@ -246,18 +248,20 @@ export class PostgresEventStore implements EventStore {
    * from a read of the same page under way, or else from the database. Not `upToDate` when it
    * may lack events announced to this reader, who then reads on at once.
    */
-  private async readShared(after: Position, limit: number, wokeAt: number): Promise<{ page: RecordedEvent[]; upToDate: boolean }> {
+  private async readShared(after: Position, limit: number, wokeAt: number, first: boolean): Promise<{ page: RecordedEvent[]; upToDate: boolean }> {
+    const key = formatPosition(after);
     let kept = this.tail.serve(after, limit, wokeAt);
-    const under = kept?.upToDate ? undefined : this.tailReads.get(formatPosition(after));
+    const under = kept?.upToDate ? undefined : this.tailReads.get(key);
+    // The readers one append wakes follow the log a few pages apart and often meet here: a read
+    // under way is shared even when it may end short of what woke a reader, who then reads only
+    // the rest; so is what an earlier read kept. Not for a subscription's first read, though: it
+    // may start anywhere in what this process keeps, which an operator may have mended in the
+    // database since (a parked event fixed for its retry).
     if (under) {
-      // Shared, not read twice: the subscriptions one append wakes often meet here.
       await under.page.catch(() => undefined);
       kept = this.tail.serve(after, limit, wokeAt);
     }
-    // What is kept is handed over even when it may end short of what woke the reader, who then
-    // reads only the rest: nothing is read from the database twice.
-    if (kept) return kept;
-    const key = formatPosition(after);
+    if (kept && (kept.upToDate || !first || under)) return kept;
     const read = { readAt: performance.now(), page: this.readPage(after, limit) };
     this.tailReads.set(key, read);
     try {
