@@ -192,9 +192,31 @@ export const videosProjection: Projection = {
         ],
       );
     }
-    if (changed.size > 0) {
-      const rows = [...changed.values()];
-      const c = (key: keyof VideoChange) => rows.map((r) => r[key]);
+    // Most changes are snapshots, which touch only the schedule row: a narrow update. The rest
+    // (status, metadata) change both rows.
+    const narrow: VideoChange[] = [];
+    const wide: VideoChange[] = [];
+    for (const row of changed.values()) {
+      (row.status === null && row.is_deleted === null && row.current_metadata === null && row.ended_at === null ? narrow : wide).push(row);
+    }
+    if (narrow.length > 0) {
+      const c = (key: keyof VideoChange) => narrow.map((r) => r[key]);
+      await client.query(
+        `UPDATE ${s}.video_schedule v SET
+           next_slot = greatest(v.next_slot, c.next_slot),
+           next_slot_at = v.monitoring_started + greatest(v.next_slot, c.next_slot) * interval '1 hour',
+           snapshot_count = v.snapshot_count + c.snapshot_delta,
+           consecutive_failures = coalesce(c.consecutive_failures, v.consecutive_failures),
+           last_updated = greatest(v.last_updated, c.last_updated),
+           revision = c.revision
+         FROM unnest($1::text[], $2::int[], $3::int[], $4::int[], $5::timestamptz[], $6::bigint[])
+           AS c(video_id, snapshot_delta, next_slot, consecutive_failures, last_updated, revision)
+         WHERE v.video_id = c.video_id AND v.revision < c.revision`,
+        [c('video_id'), c('snapshot_delta'), c('next_slot'), c('consecutive_failures'), c('last_updated'), c('revision')],
+      );
+    }
+    if (wide.length > 0) {
+      const c = (key: keyof VideoChange) => wide.map((r) => r[key]);
       await client.query(
         `WITH c AS (
            SELECT * FROM unnest($1::text[], $2::int[], $3::int[], $4::int[], $5::text[], $6::boolean[], $7::text[],
@@ -214,20 +236,19 @@ export const videosProjection: Projection = {
              revision = c.revision
            FROM c WHERE v.video_id = c.video_id AND v.revision < c.revision
            RETURNING v.video_id)
-         -- Only videos whose status or metadata changed, and only past the revision guard above.
+         -- Only past the revision guard above.
          UPDATE ${s}.videos v SET
            status = coalesce(c.status, v.status),
            is_deleted = coalesce(c.is_deleted, v.is_deleted),
            current_metadata = coalesce(c.current_metadata::jsonb, v.current_metadata),
            ended_at = coalesce(c.ended_at, v.ended_at)
          FROM c JOIN schedule ON schedule.video_id = c.video_id
-         WHERE v.video_id = c.video_id
-           AND (c.status IS NOT NULL OR c.is_deleted IS NOT NULL OR c.current_metadata IS NOT NULL OR c.ended_at IS NOT NULL)`,
+         WHERE v.video_id = c.video_id`,
         [
           c('video_id'), c('snapshot_delta'), c('next_slot'), c('consecutive_failures'), c('status'), c('is_deleted'),
-          rows.map((r) => (r.current_metadata === null ? null : JSON.stringify(r.current_metadata))),
+          wide.map((r) => (r.current_metadata === null ? null : JSON.stringify(r.current_metadata))),
           c('last_updated'), c('ended_at'), c('revision'),
-          rows.map((r) => (r.current_metadata === null ? null : metadataKey(r.current_metadata))),
+          wide.map((r) => (r.current_metadata === null ? null : metadataKey(r.current_metadata))),
         ],
       );
     }
