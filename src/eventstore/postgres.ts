@@ -325,9 +325,8 @@ base as (
     from input i
 ),
 events as (
-  -- A JSON null comes out of json_to_recordset as SQL NULL: put it back.
-  select e.o, e.i, e.t, coalesce(e.d, 'null'::json) as d, coalesce(e.m, '{}'::json) as m
-    from json_to_recordset($4::json) as e(o int, i int, t text, d json, m json)
+  select e.o, e.i, e.t, e.d::json as d, e.m::json as m
+    from unnest($4::int[], $5::int[], $6::text[], string_to_array($7, chr(10)), string_to_array($8, chr(10))) as e(o, i, t, d, m)
 ),
 head as (
   insert into es.events (stream_id, revision, type, data, metadata)
@@ -473,33 +472,44 @@ interface AppendRow {
 }
 
 /**
- * Streams as parallel arrays; events as one JSON document, which PostgreSQL
- * parses once (json_to_recordset) instead of one array element at a time:
- * a batch of any size is one statement with four parameters.
+ * Streams and events as parallel arrays, except the events' data and metadata: each is one
+ * text of JSON documents a line apart (JSON.stringify never writes a line break), which
+ * PostgreSQL splits with a byte search and validates once as json. One JSON document of all the
+ * events, taken apart by json_to_recordset, cost 5 µs an event more (a snapshot's insert of
+ * 5,000: 38-44 ms against 12), and a text[] of them is escaped by pg and parsed by array_in.
  */
 function toParams(appends: readonly StreamAppend[]): unknown[] {
   const streamIds: string[] = [];
   const kinds: string[] = [];
   const expected: (string | null)[] = [];
-  const events: { o: number; i: number; t: string; d: unknown; m?: unknown }[] = [];
+  const ordinals: number[] = [];
+  const indexes: number[] = [];
+  const types: string[] = [];
+  const data: string[] = [];
+  const metadata: string[] = [];
   appends.forEach((append, k) => {
     streamIds.push(append.streamId);
     const rev = append.expectedRevision;
     kinds.push(typeof rev === 'bigint' ? 'revision' : rev);
     expected.push(typeof rev === 'bigint' ? rev.toString() : null);
     append.events.forEach((event, j) => {
+      ordinals.push(k + 1);
+      indexes.push(j + 1);
+      types.push(event.type);
       // Stored as given: big integers travel as strings inside the data, never as numbers.
-      events.push({ o: k + 1, i: j + 1, t: event.type, d: event.data ?? null, m: event.metadata });
+      data.push(event.data === undefined ? 'null' : JSON.stringify(event.data));
+      metadata.push(event.metadata == null ? '{}' : JSON.stringify(event.metadata));
     });
   });
-  const document = JSON.stringify(events);
+  const dataText = data.join('\n');
+  const metadataText = metadata.join('\n');
   // The log's json column would take U+0000 and unpaired surrogates, but the read models'
   // jsonb and text columns cannot hold them: refuse them here, naming the stream, so that
   // nothing enters the log that a projection would fail on. JSON.stringify writes both as
-  // \u escapes (a paired surrogate goes out as itself), so the cheap test is on the document;
+  // \u escapes (a paired surrogate goes out as itself), so the cheap test is on the texts;
   // it may also match an escaped backslash followed by "u0000", and the exact check then
   // clears it.
-  if (SUSPECT_ESCAPE.test(document)) {
+  if (SUSPECT_ESCAPE.test(dataText) || SUSPECT_ESCAPE.test(metadataText)) {
     for (const append of appends) {
       if (append.events.some((event) => unstorable(event.data) || unstorable(event.metadata))) {
         throw new UnstorableData(
@@ -509,7 +519,7 @@ function toParams(appends: readonly StreamAppend[]): unknown[] {
       }
     }
   }
-  return [streamIds, kinds, expected, document];
+  return [streamIds, kinds, expected, ordinals, indexes, types, dataText, metadataText];
 }
 
 const SUSPECT_ESCAPE = /\\u(?:0000|d[89a-f][0-9a-f]{2})/i;
