@@ -19,6 +19,8 @@ export const TEXT_LIMITS: Readonly<Record<keyof VideoMetadata, number>> = { titl
 /** U+0000, a high surrogate not followed by a low one, or a low surrogate not preceded by a high one. */
 const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 const UNSTORABLE_ALL = new RegExp(UNSTORABLE.source, 'g');
+/** NUL or any surrogate: one quick scan, so text without either (nearly all of it) skips the exact one. */
+const MAYBE_UNSTORABLE = /[\u0000\ud800-\udfff]/;
 
 /** True when the text holds a character no store of ours can keep (NUL, a lone surrogate). */
 export function hasUnstorableCharacters(text: string): boolean {
@@ -27,7 +29,7 @@ export function hasUnstorableCharacters(text: string): boolean {
 
 /** The text without NUL and lone surrogates, cut to `maxLength` code units without splitting a pair. */
 export function cleanText(text: string, maxLength: number): string {
-  const clean = text.replace(UNSTORABLE_ALL, '');
+  const clean = MAYBE_UNSTORABLE.test(text) ? text.replace(UNSTORABLE_ALL, '') : text;
   if (clean.length <= maxLength) return clean;
   const cut = clean.slice(0, maxLength);
   // A high surrogate left last would be lone once its partner is cut off.
@@ -44,6 +46,7 @@ export function cleanMetadata(metadata: VideoMetadata): VideoMetadata {
 
 /** Digits of any integer above MAX_COUNT (19 digits) need not be read to refuse it. */
 const COUNT_DIGITS = /^0*([0-9]{1,19})$/;
+const MAX_COUNT_DIGITS = MAX_COUNT.toString();
 
 /**
  * A count as its canonical decimal string, or null when the value is not one: a non-negative
@@ -52,10 +55,10 @@ const COUNT_DIGITS = /^0*([0-9]{1,19})$/;
 export function countOf(value: unknown): string | null {
   if (typeof value === 'number') return Number.isSafeInteger(value) && value >= 0 ? String(value) : null;
   if (typeof value !== 'string') return null;
-  const digits = COUNT_DIGITS.exec(value);
-  if (!digits) return null;
-  const count = BigInt(digits[1]!);
-  return count <= MAX_COUNT ? count.toString() : null;
+  const digits = COUNT_DIGITS.exec(value)?.[1];
+  if (digits === undefined) return null;
+  // Without leading zeros: fewer than 19 digits are below MAX_COUNT, and 19 compare as text.
+  return digits.length < MAX_COUNT_DIGITS.length || digits <= MAX_COUNT_DIGITS ? digits : null;
 }
 
 /** Why the metrics cannot be stored (the first bad one named), or null when every one is a count. */

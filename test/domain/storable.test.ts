@@ -13,10 +13,14 @@ describe('countOf', () => {
     assert.equal(countOf(Number.MAX_SAFE_INTEGER), String(Number.MAX_SAFE_INTEGER));
     assert.equal(countOf('000123'), '123');
     assert.equal(countOf(MAX_COUNT.toString()), '9223372036854775807');
+    assert.equal(countOf(`00${MAX_COUNT}`), '9223372036854775807');
+    assert.equal(countOf('000'), '0');
+    assert.equal(countOf('1000000000000000000'), '1000000000000000000', '19 digits below the largest');
+    assert.equal(countOf('999999999999999999'), '999999999999999999', '18 digits');
   });
 
   it('refuses negative, fractional, unsafe, oversized and non-numeric values', () => {
-    for (const bad of [-1, 1.5, NaN, Infinity, 2 ** 53, '9223372036854775808', '9'.repeat(40), '9'.repeat(1_000_000), '-1', '1.0', '1e5', '', ' 1', '１', null, true, {}, 10n]) {
+    for (const bad of [-1, 1.5, NaN, Infinity, 2 ** 53, '9223372036854775808', '9999999999999999999', '009223372036854775808', '9'.repeat(40), '9'.repeat(1_000_000), '-1', '1.0', '1e5', '', ' 1', '１', null, true, {}, 10n]) {
       assert.equal(countOf(bad), null, typeof bad === 'string' ? bad.slice(0, 30) : String(bad));
     }
   });
