@@ -43,8 +43,8 @@ test('log tail: an overlapping read extends the stretch, an older shorter one ch
   assert.deepEqual(ids(tail.serve(at(100), 10, 35)), ['e101', 'e102']);
 });
 
-test('log tail: past 40,000 events it keeps the newest 20,000', () => {
-  const tail = new LogTail();
+test('log tail: past twice what it keeps (here 20,000) it keeps the newest 20,000', () => {
+  const tail = new LogTail(20_000);
   tail.remember(at(0), 50_000, events(1, 30_000), 10);
   assert.deepEqual(ids(tail.serve(at(0), 2, 0)), ['e1', 'e2'], 'not yet trimmed');
   tail.remember(at(30_000), 50_000, events(30_001, 45_000), 20);
