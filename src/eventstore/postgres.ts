@@ -254,9 +254,10 @@ export class PostgresEventStore implements EventStore {
     const under = kept?.upToDate ? undefined : this.tailReads.get(key);
     // The readers one append wakes follow the log a few pages apart and often meet here: a read
     // under way is shared even when it may end short of what woke a reader, who then reads only
-    // the rest; so is what an earlier read kept. Not for a subscription's first read, though: it
-    // may start anywhere in what this process keeps, which an operator may have mended in the
-    // database since (a parked event fixed for its retry).
+    // the rest; so is what an earlier read kept. A subscription's first read takes what was kept
+    // only when it is up to date (or just read, by the read it shared): it may start anywhere in
+    // what this process keeps, which an operator may have mended in the database since (a parked
+    // event fixed for its retry).
     if (under) {
       await under.page.catch(() => undefined);
       kept = this.tail.serve(after, limit, wokeAt);
