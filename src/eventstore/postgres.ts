@@ -249,9 +249,10 @@ export class PostgresEventStore implements EventStore {
    * may lack events announced to this reader, who then reads on at once.
    */
   private async readShared(after: Position, limit: number, wokeAt: number, first: boolean): Promise<{ page: RecordedEvent[]; upToDate: boolean }> {
-    const key = formatPosition(after);
     let kept = this.tail.serve(after, limit, wokeAt);
-    const under = kept?.upToDate ? undefined : this.tailReads.get(key);
+    if (kept?.upToDate) return kept;
+    const key = formatPosition(after);
+    const under = this.tailReads.get(key);
     // The readers one append wakes follow the log a few pages apart and often meet here: a read
     // under way is shared even when it may end short of what woke a reader, who then reads only
     // the rest; so is what an earlier read kept. A subscription's first read takes what was kept
