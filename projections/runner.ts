@@ -21,7 +21,7 @@ import type { Pool, PoolClient } from 'pg';
 import { BehaviorSubject, Subject, Subscription, concatMap, filter, firstValueFrom, from, map, merge, mergeMap, tap, throwError } from 'rxjs';
 import { withTransaction } from '../src/db/pool.ts';
 import { comparePositions, type EventStore, type Position } from '../src/eventstore/port.ts';
-import { readCheckpoints, writeCheckpoints } from './checkpoints.ts';
+import { beginWithCheckpoints, commitWithCheckpoints, readCheckpoints } from './checkpoints.ts';
 import { describeParked, errorText, isTransient, parkEvents, type ParkedEvent } from './parking.ts';
 import { ident, type LoggedEvent, type Projection } from './projection.ts';
 import { replayInDatabase } from './replay.ts';
@@ -377,11 +377,10 @@ export class ProjectionRunner {
     const { schema } = this.options;
     const last = page[page.length - 1]!.position;
     const parked: ParkedEvent[] = [];
-    await client.query('BEGIN');
     try {
       // A rebuild may have swapped fresh tables in, with checkpoints of their own: then this
       // runner's copy is stale and it starts again from the ones in the database.
-      const stored = await readCheckpoints(client, schema, projections.map((p) => p.name), true);
+      const stored = await beginWithCheckpoints(client, schema, projections.map((p) => p.name));
       for (const [name, position] of stored) {
         const mine = checkpoints.get(name) ?? null;
         if ((position === null) !== (mine === null) || (position && mine && comparePositions(position, mine) !== 0)) {
@@ -403,9 +402,7 @@ export class ProjectionRunner {
         advanced.push(projection.name);
       }
       await parkEvents(client, schema, parked);
-      if (advanced.length > 0) await writeCheckpoints(client, schema, advanced, last);
-      if (this.options.notifyChannel) await client.query(`SELECT pg_notify($1, $2)`, [this.options.notifyChannel, `${last.commit}/${last.prepare}`]);
-      await client.query('COMMIT');
+      await commitWithCheckpoints(client, schema, advanced, last, this.options.notifyChannel ?? null);
       return parked;
     } catch (error) {
       // A connection that cannot even roll back is gone: whatever failed, it was not the event.

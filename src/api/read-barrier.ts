@@ -19,6 +19,7 @@ import type { Pool } from 'pg';
 import { comparePositions, type Position } from '../eventstore/port.ts';
 import { READ_SCHEMA, projections } from '../../projections/index.ts';
 import type { ProjectionWatcher } from '../../projections/watcher.ts';
+import { prepared } from '../db/prepared.ts';
 
 export interface ReadView {
   /** Every projection has passed this position (null: some projection has not started). */
@@ -27,11 +28,11 @@ export interface ReadView {
   readonly revokedKeys: number;
 }
 
-const VIEW_SQL = `
+const VIEW_SQL = prepared(`
   SELECT c.projection, c.commit_position::text, c.prepare_position::text,
          (SELECT count(*) FROM ${READ_SCHEMA}.api_keys WHERE revoked)::int AS revoked_keys
     FROM (SELECT NULL) AS always_one_row
-    LEFT JOIN ${READ_SCHEMA}.checkpoints c ON c.projection = ANY($1::text[])`;
+    LEFT JOIN ${READ_SCHEMA}.checkpoints c ON c.projection = ANY($1::text[])`);
 
 interface ViewRow {
   projection: string | null;
@@ -74,7 +75,7 @@ export class ReadBarrier {
   }
 
   private async read(): Promise<ReadView> {
-    const { rows } = await this.pool.query<ViewRow>(VIEW_SQL, [this.names]);
+    const { rows } = await this.pool.query<ViewRow>({ ...VIEW_SQL, values: [this.names] });
     const found = rows.filter((r) => r.projection !== null && r.commit_position !== null && r.prepare_position !== null);
     let position: Position | null = null;
     if (found.length === this.names.length) {

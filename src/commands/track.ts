@@ -87,7 +87,7 @@ export async function trackVideo(deps: TrackDeps, request: TrackRequest): Promis
   const [first] = await collector.collect([{ platform: link.platform, platformId, videoLink: link.videoLink, slot: 0 }]);
   if (!first || first.status !== 'ok') return failureOutcome(first?.status ?? 'invalid', first && 'message' in first ? first.message : 'no answer');
 
-  const holderNow = await claimLink(store, claimStream, videoId, orgId, clock);
+  const holderNow = await claimLink(store, claimStream, videoId, orgId, clock, claim);
   // Another track of the same link won the race: a repeat of this very request (same
   // Idempotency-Key, so the same video id) or a duplicate.
   if (holderNow !== videoId) return { kind: 'duplicate', videoId: holderNow };
@@ -166,12 +166,15 @@ const CLAIM_ATTEMPTS = 5;
 
 /**
  * Claims the link for `videoId`; answers the video that holds it afterwards (`videoId` when
- * this call won). Not handleCommand's retry: after a conflict the holder may be another video,
- * whose own stream must be read again before deciding.
+ * this call won). The first attempt decides on the claim read before the platform was asked:
+ * if the claim moved since, the append's expected revision fails and the claim is read again.
+ * Not handleCommand's retry: after a conflict the holder may be another video, whose own
+ * stream must be read again before deciding.
  */
-async function claimLink(store: EventStore, claimStream: string, videoId: string, orgId: string, clock: Clock): Promise<string> {
+async function claimLink(store: EventStore, claimStream: string, videoId: string, orgId: string, clock: Clock, read: Claim): Promise<string> {
+  let claim = read;
   for (let attempt = 1; ; attempt++) {
-    const claim = await loadClaim(store, claimStream);
+    if (attempt > 1) claim = await loadClaim(store, claimStream);
     const now = clock.now();
     const holder = activeHolder(claim.state, claim.holderVideo, now);
     if (holder) return holder;
@@ -185,8 +188,14 @@ async function claimLink(store: EventStore, claimStream: string, videoId: string
   }
 }
 
+interface Claim {
+  state: TrackingClaimState;
+  revision: bigint | 'no_stream';
+  holderVideo: HolderVideo;
+}
+
 /** The link's claim, and what its holder's stream says of the holder. */
-async function loadClaim(store: EventStore, claimStream: string): Promise<{ state: TrackingClaimState; revision: bigint | 'no_stream'; holderVideo: HolderVideo }> {
+async function loadClaim(store: EventStore, claimStream: string): Promise<Claim> {
   const { state, revision } = await loadState(store, claimStream, trackingClaimDecider);
   if (!state.holder) return { state, revision, holderVideo: { exists: false } };
   const video = (await loadState(store, streamIdOfVideo(state.holder), videoDecider)).state;

@@ -14,10 +14,13 @@
 // statement, a crash right after a commit) costs latency, not events: subscriptions also poll.
 import type pg from 'pg';
 import { EVENTS_CHANNEL } from './postgres-schema.ts';
+import { prepared } from '../db/prepared.ts';
+
+const NOTIFY = prepared('select pg_notify($1, $2)');
 
 /** The NOTIFY for events appended and committed; for callers appending inside a transaction of their own, after it commits. */
 export async function announceAppended(db: pg.Pool | pg.ClientBase): Promise<void> {
-  await db.query('select pg_notify($1, $2)', [EVENTS_CHANNEL, '']);
+  await db.query({ ...NOTIFY, values: [EVENTS_CHANNEL, ''] });
 }
 
 export class AppendAnnouncer {

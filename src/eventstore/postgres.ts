@@ -45,6 +45,7 @@ import { LogTail } from './log-tail.ts';
 import { postgresLog } from './postgres-log.ts';
 import { EVENT_COLUMNS, toRecordedEvent, type EventRow } from './postgres-rows.ts';
 import { hasUnstorableCharacters } from '../domain/storable.ts';
+import { prepared } from '../db/prepared.ts';
 import { UnstorableData } from './unstorable.ts';
 
 export interface PostgresEventStoreOptions {
@@ -60,6 +61,10 @@ type Queryable = pg.Pool | pg.ClientBase;
 const DEFAULT_BATCH_SIZE = 500;
 /** First wait after an empty read; doubles up to pollIntervalMs. */
 const FIRST_POLL_MS = 10;
+
+const READ_STREAM = prepared(`select ${EVENT_COLUMNS} from es.events where stream_id = $1 order by es.events.revision`);
+const READ_STREAMS = prepared(`select ${EVENT_COLUMNS} from es.events where stream_id = any($1::text[]) order by es.events.stream_id, es.events.revision`);
+
 /**
  * A subscription that has seen neither an event nor a notification for QUIET_AFTER_MS, while
  * LISTEN works, polls only every QUIET_POLL_MS: the poll is there for the horizon moving
@@ -105,20 +110,14 @@ export class PostgresEventStore implements EventStore {
 
   async readStream(streamId: string): Promise<RecordedEvent[]> {
     this.assertOpen();
-    const { rows } = await this.pool.query<EventRow>(
-      `select ${EVENT_COLUMNS} from es.events where stream_id = $1 order by es.events.revision`,
-      [streamId],
-    );
+    const { rows } = await this.pool.query<EventRow>({ ...READ_STREAM, values: [streamId] });
     return rows.map(toRecordedEvent);
   }
 
   async readStreams(streamIds: readonly string[]): Promise<Map<string, RecordedEvent[]>> {
     this.assertOpen();
     const streams = new Map<string, RecordedEvent[]>(streamIds.map((id) => [id, []]));
-    const { rows } = await this.pool.query<EventRow>(
-      `select ${EVENT_COLUMNS} from es.events where stream_id = any($1::text[]) order by es.events.stream_id, es.events.revision`,
-      [[...streams.keys()]],
-    );
+    const { rows } = await this.pool.query<EventRow>({ ...READ_STREAMS, values: [[...streams.keys()]] });
     for (const row of rows) streams.get(row.stream_id)!.push(toRecordedEvent(row));
     return streams;
   }
@@ -276,6 +275,8 @@ export class PostgresEventStore implements EventStore {
   }
 
   private async readPage(after: Position, limit: number): Promise<RecordedEvent[]> {
+    // Not a named statement (src/db/prepared.ts): collection, whose pages are thousands of
+    // events, ran 3.5% slower with it in runs alternated on 100,000 videos.
     const { rows } = await this.pool.query<EventRow>(
       `select ${EVENT_COLUMNS} from es.events
         where (transaction_id, position) > ($1::text::xid8, $2::bigint)

@@ -1,6 +1,7 @@
 // A reactor's checkpoint in the log (notify.checkpoint, webhooks.checkpoint: one row each).
 import type { Pool } from 'pg';
 import type { Position } from '../eventstore/port.ts';
+import { prepared } from '../db/prepared.ts';
 
 export type CheckpointTable = 'notify.checkpoint' | 'webhooks.checkpoint';
 
@@ -12,10 +13,10 @@ export async function readCheckpoint(db: Pick<Pool, 'query'>, table: CheckpointT
 
 /** Moves the checkpoint to `position`, never back: a slower second reactor (another process) must not rewind a faster one. */
 export async function advanceCheckpoint(db: Pick<Pool, 'query'>, table: CheckpointTable, position: Position): Promise<void> {
-  await db.query(
+  const statement = prepared(
     `INSERT INTO ${table} AS c (id, commit_position, prepare_position) VALUES (1, $1, $2)
      ON CONFLICT (id) DO UPDATE SET commit_position = excluded.commit_position, prepare_position = excluded.prepare_position
      WHERE (c.commit_position, c.prepare_position) < (excluded.commit_position, excluded.prepare_position)`,
-    [position.commit.toString(), position.prepare.toString()],
   );
+  await db.query({ ...statement, values: [position.commit.toString(), position.prepare.toString()] });
 }
