@@ -1,10 +1,9 @@
 // A statement PostgreSQL keeps prepared on each connection, for the small ones run on every
-// page of the log or every request (a page's read, a read view, a NOTIFY). An unnamed
-// statement is planned on every call: during POST /videos/track that planning was a third of
-// the database's statement time (pg_stat_statements with track_planning: 1.9 s of planning
-// against 3.4 s of execution; the read of a page of the log 94 µs of planning a call). A named
-// one is planned for its first calls and then, when the plan does not depend on the values,
-// not again.
+// request or page of the log (a read view, a read of streams, a NOTIFY). An unnamed statement is
+// planned on every call: during POST /videos/track planning was a third of the database's
+// statement time (pg_stat_statements with track_planning: 1.9 s of planning against 3.4 s of
+// execution). A named one is planned for its first calls and then, when the plan does not depend
+// on the values, not again: the read view's planning fell from 255 ms to 6 ms in such a run.
 //
 // Only for fixed texts whose result columns cannot change under them: a plan kept across a
 // change of a table's column types fails ("cached plan must not change result type").
