@@ -39,7 +39,7 @@ export async function beginWithCheckpoints(client: PoolClient, schema: string, n
   const results = (await client.query(
     `BEGIN; SET LOCAL synchronous_commit = off; ${selectCheckpoints(schema, textArray(client, names), true)}`,
   )) as unknown as { rows: CheckpointRow[] }[];
-  return checkpointsOf(names, results[2]!.rows);
+  return checkpointsOf(names, results.at(-1)!.rows);
 }
 
 /** The checkpoints of `names` (none: left as they are) moved to `position`, `notify` told of it, and COMMIT. */

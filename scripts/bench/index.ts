@@ -38,10 +38,13 @@ if (chosen.length === 0) {
 }
 
 const started = performance.now();
-const figures = values.figures ? await runHere(chosen, values.figures) : await runEachInItsOwnProcess(chosen);
-if (values.figures) process.exit(0);
+if (values.figures) {
+  await runHere(chosen, values.figures);
+  process.exit(0);
+}
+const figures = await runEachInItsOwnProcess(chosen);
 
-async function runHere(here: Benchmark[], file: string): Promise<Figure[]> {
+async function runHere(here: Benchmark[], file: string): Promise<void> {
   const server = await startBenchServer();
   const results: Figure[] = [];
   try {
@@ -56,7 +59,6 @@ async function runHere(here: Benchmark[], file: string): Promise<Figure[]> {
     await server.stop();
   }
   fs.writeFileSync(file, JSON.stringify(results));
-  return results;
 }
 
 async function runEachInItsOwnProcess(all: Benchmark[]): Promise<Figure[]> {

@@ -368,8 +368,8 @@ select i.ord, last.revision::text as revision, last.position::text as position, 
  * thousands of streams nested-loop style. (One stream of 5,000 events on the generic plan:
  * 135-179 ms, against 197 ms on a custom one.) Every other batch is planned for its size.
  */
-const SAFE_APPEND = { name: 'vidtrack_es_append_one_stream', text: appendSql('on conflict (stream_id, revision) do nothing') };
-const OPTIMISTIC_APPEND = { name: 'vidtrack_es_append_one_stream_optimistic', text: appendSql('') };
+const SAFE_APPEND = prepared(appendSql('on conflict (stream_id, revision) do nothing'));
+const OPTIMISTIC_APPEND = prepared(appendSql(''));
 
 /**
  * The newest event committed to the log, on any connection. Not headPosition(): that stops below

@@ -13,10 +13,18 @@ export async function readCheckpoint(db: Pick<Pool, 'query'>, table: CheckpointT
 
 /** Moves the checkpoint to `position`, never back: a slower second reactor (another process) must not rewind a faster one. */
 export async function advanceCheckpoint(db: Pick<Pool, 'query'>, table: CheckpointTable, position: Position): Promise<void> {
-  const statement = prepared(
+  await db.query({ ...ADVANCE[table], values: [position.commit.toString(), position.prepare.toString()] });
+}
+
+const advance = (table: CheckpointTable) =>
+  prepared(
     `INSERT INTO ${table} AS c (id, commit_position, prepare_position) VALUES (1, $1, $2)
      ON CONFLICT (id) DO UPDATE SET commit_position = excluded.commit_position, prepare_position = excluded.prepare_position
      WHERE (c.commit_position, c.prepare_position) < (excluded.commit_position, excluded.prepare_position)`,
   );
-  await db.query({ ...statement, values: [position.commit.toString(), position.prepare.toString()] });
-}
+
+/** Made once, not on every page: a reactor moves its checkpoint after each one. */
+const ADVANCE: Record<CheckpointTable, ReturnType<typeof prepared>> = {
+  'notify.checkpoint': advance('notify.checkpoint'),
+  'webhooks.checkpoint': advance('webhooks.checkpoint'),
+};
