@@ -155,17 +155,37 @@ export const CLAIM_MS = 20_000;
  * (order), and no more than MAX_IN_FLIGHT_PER_ENDPOINT claimed at once. Serialized across
  * processes by an advisory lock: the window over pending rows cannot take row locks. Not a
  * LIMIT before the ranking: an endpoint with a deep backlog must not hide other endpoints' work.
+ * Recorded batches then waiting become deliveries (expandBatches), and those are claimed too. A
+ * delivery already expanded is older than any still in a batch (batches are expanded oldest
+ * first), so claiming before the expansion keeps each video's order.
  */
 export async function claimDue(pool: Pool, now: Date, limit: number): Promise<Claimed[]> {
+  const { claimed, batches } = await claimOn(pool, now, limit);
+  if (!batches) return claimed;
+  await expandBatches(pool);
+  const room = limit - claimed.length;
+  return room > 0 ? [...claimed, ...(await claimOn(pool, now, room)).claimed] : claimed;
+}
+
+/** One claim, and whether recorded batches were waiting to be expanded. */
+async function claimOn(pool: Pool, now: Date, limit: number): Promise<{ claimed: Claimed[]; batches: boolean }> {
+  if (!Number.isSafeInteger(limit) || limit < 0) throw new RangeError(`claim limit ${limit} is not a count`);
+  const at = `'${now.toISOString()}'::timestamptz`;
   const client = await pool.connect();
   try {
-    await client.query('BEGIN');
-    await client.query(`SELECT pg_advisory_xact_lock(hashtext('webhooks.claim'))`);
+    // The whole transaction in one round trip: one endpoint's sends wait for a claim after each
+    // other, so its rate follows the claim's round trips (five when each statement went alone).
+    // Hence literals (numbers and a time of our own) instead of parameters, which would make
+    // each statement a round trip of its own.
+    //
     // The endpoints with pending work, one index probe each (a skip scan: a backlog of
     // thousands costs nothing more); per endpoint its claims in flight (a small index) and its
     // oldest due deliveries, up to its free places, the first pending of each video only.
-    const { rows } = await client.query<ClaimedRow>(
-      `WITH RECURSIVE pending_endpoints AS (
+    const results = (await client.query(
+      `BEGIN;
+       SELECT pg_advisory_xact_lock(hashtext('webhooks.claim'));
+       SELECT EXISTS (SELECT 1 FROM webhooks.delivery_batches) AS batches;
+       WITH RECURSIVE pending_endpoints AS (
          (SELECT endpoint_id FROM webhooks.deliveries WHERE status = 'pending' ORDER BY endpoint_id LIMIT 1)
          UNION ALL
          SELECT (SELECT d.endpoint_id FROM webhooks.deliveries d WHERE d.status = 'pending' AND d.endpoint_id > p.endpoint_id ORDER BY d.endpoint_id LIMIT 1)
@@ -179,7 +199,7 @@ export async function claimDue(pool: Pool, now: Date, limit: number): Promise<Cl
          ) b
          CROSS JOIN LATERAL (
            SELECT d.delivery_id, d.seq FROM webhooks.deliveries d
-           WHERE d.endpoint_id = e.endpoint_id AND d.status = 'pending' AND d.next_attempt_at <= $1
+           WHERE d.endpoint_id = e.endpoint_id AND d.status = 'pending' AND d.next_attempt_at <= ${at}
              AND (d.claimed_until IS NULL OR d.claimed_until < now())
              -- Its video's oldest pending delivery to this endpoint is itself. The row comparison
              -- can only be an index condition of deliveries_order, so this stays one probe per
@@ -188,28 +208,28 @@ export async function claimDue(pool: Pool, now: Date, limit: number): Promise<Cl
              AND (d.video_id IS NULL OR d.seq = (SELECT o.seq FROM webhooks.deliveries o
                                                  WHERE o.status = 'pending' AND (o.endpoint_id, o.video_id, o.seq) >= (d.endpoint_id, d.video_id, 0)
                                                  ORDER BY o.endpoint_id, o.video_id, o.seq LIMIT 1))
-           ORDER BY d.seq LIMIT greatest(0, $3 - b.n)
+           ORDER BY d.seq LIMIT greatest(0, ${MAX_IN_FLIGHT_PER_ENDPOINT} - b.n)
          ) c
          WHERE e.endpoint_id IS NOT NULL
        ), chosen AS (
-         SELECT delivery_id, endpoint_id FROM ranked WHERE slot <= $3 ORDER BY seq LIMIT $2
+         SELECT delivery_id, endpoint_id FROM ranked WHERE slot <= ${MAX_IN_FLIGHT_PER_ENDPOINT} ORDER BY seq LIMIT ${limit}
        )
        UPDATE webhooks.deliveries d
-       SET claimed_until = now() + $4 * interval '1 millisecond', claim_token = gen_random_uuid(), attempts = d.attempts + 1
+       SET claimed_until = now() + ${CLAIM_MS} * interval '1 millisecond', claim_token = gen_random_uuid(), attempts = d.attempts + 1
        FROM chosen LEFT JOIN ${rm}.webhook_endpoints w ON w.endpoint_id = chosen.endpoint_id
        WHERE d.delivery_id = chosen.delivery_id
        RETURNING d.delivery_id, d.endpoint_id, d.org_id, d.body, d.attempts, d.claim_token::text,
-         w.url, w.enabled, w.sealed_secret, w.previous_sealed_secret, w.previous_expires_at`,
-      [now, limit, MAX_IN_FLIGHT_PER_ENDPOINT, CLAIM_MS],
-    );
-    await client.query('COMMIT');
-    return rows.map(({ url, enabled, sealed_secret, previous_sealed_secret, previous_expires_at, ...claimed }) => ({
+         w.url, w.enabled, w.sealed_secret, w.previous_sealed_secret, w.previous_expires_at;
+       COMMIT`,
+    )) as unknown as [unknown, unknown, { rows: { batches: boolean }[] }, { rows: ClaimedRow[] }, unknown];
+    const claimed = results[3].rows.map(({ url, enabled, sealed_secret, previous_sealed_secret, previous_expires_at, ...claimed }) => ({
       ...claimed,
       endpoint:
         url === null || sealed_secret === null
           ? null
           : { endpoint_id: claimed.endpoint_id, org_id: claimed.org_id, url, enabled: enabled === true, sealed_secret, previous_sealed_secret, previous_expires_at },
     }));
+    return { claimed, batches: results[2].rows[0]!.batches };
   } catch (error) {
     await client.query('ROLLBACK').catch(() => undefined);
     throw error;

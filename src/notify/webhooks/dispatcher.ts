@@ -13,7 +13,7 @@ import type { DisabledReason } from '../../domain/webhooks.ts';
 import type { EventStore } from '../../eventstore/port.ts';
 import { findOrganization } from '../../../projections/queries.ts';
 import { recordMessages, type OutboxMessage } from '../outbox.ts';
-import { claimDue, expandBatches, failPendingOf, nextDue, type Claimed, type ClaimedEndpoint } from './deliveries.ts';
+import { claimDue, failPendingOf, nextDue, type Claimed, type ClaimedEndpoint } from './deliveries.ts';
 import { AttemptMarks } from './marks.ts';
 import type { SecretBox } from './secret-box.ts';
 import { postWebhook, type AttemptResult } from './sender.ts';
@@ -117,14 +117,16 @@ export class WebhookDispatcher {
       if (room <= 0) return; // a finishing send kicks again
       if (this.deps.collecting) await raceDeadline(this.deps.collecting(), this.deps.maxYieldMs ?? MAX_YIELD_MS);
       if (this.stopped) return;
-      await expandBatches(this.sendPool);
       const claimed = await claimDue(this.sendPool, this.deps.clock.now(), room);
       // Stopped while claiming: these are not sent here (their claims lapse and another sender takes them).
       if (this.stopped) return;
-      if (claimed.length === 0) break;
       for (const delivery of claimed) this.track(this.attempt(delivery));
+      // Less than there was room for: nothing more can be claimed now. What makes more claimable
+      // (a send that ends, deliveries recorded) kicks, so another claim now would only find none.
+      if (claimed.length < room) break;
     }
-    if (this.stopped) return;
+    // Kicked meanwhile: the round that follows at once looks for the next due itself.
+    if (this.stopped || this.again) return;
     const now = this.deps.clock.now();
     const due = await nextDue(this.sendPool, now);
     // Due already but not claimed: it waits behind an earlier delivery of its video or for one
