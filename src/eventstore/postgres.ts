@@ -322,7 +322,7 @@ base as (
   select i.ord, i.stream_id,
          case i.kind
            when 'no_stream' then -1
-           when 'revision' then (select e.revision from es.events e where e.stream_id = i.stream_id and e.revision = i.expected)
+           when 'revision' then (select e.revision from es.events e where e.stream_id = i.stream_id and e.revision = i.expected limit 1)
            else coalesce((select max(e.revision) from es.events e where e.stream_id = i.stream_id), -1)
          end as before
     from input i
@@ -348,15 +348,12 @@ rest as (
    where e.i > 1
    order by e.o, e.i
   returning stream_id, revision, position
-),
-written as (
-  select * from head union all select * from rest
 )
-select i.ord, last.revision::text as revision, last.position::text as position, pg_current_xact_id()::text as transaction_id
-  from input i
-  left join (select stream_id, max(revision) as revision, max(position) as position from written group by stream_id) last
-    on last.stream_id = i.stream_id
- order by i.ord`;
+-- Every event written; a stream with none lost its race. Folded per stream by the caller: a
+-- grouping and a join back to the input here cost about 1 µs an event of a collection batch.
+select stream_id, revision::text as revision, position::text as position, pg_current_xact_id()::text as transaction_id from head
+union all
+select stream_id, revision::text, position::text, pg_current_xact_id()::text from rest`;
 
 /**
  * The append's two forms, each with the name under which a batch of up to PREPARED_UP_TO streams
@@ -444,20 +441,29 @@ async function runAppend(db: Queryable, appends: readonly StreamAppend[]): Promi
     }
   }
 
-  const conflicted = rows.filter((row) => row.revision === null).map((row) => appends[row.ord - 1]!.streamId);
+  // Each stream's last revision and position among the events written for it.
+  const written = new Map<string, { revision: bigint; position: bigint; commit: string }>();
+  for (const row of rows) {
+    const revision = BigInt(row.revision);
+    const position = BigInt(row.position);
+    const last = written.get(row.stream_id);
+    if (!last) written.set(row.stream_id, { revision, position, commit: row.transaction_id });
+    else {
+      if (revision > last.revision) last.revision = revision;
+      if (position > last.position) last.position = position;
+    }
+  }
+  const conflicted = appends.filter((append) => !written.has(append.streamId)).map((append) => append.streamId);
   const actual = conflicted.length > 0 ? await currentRevisions(db, conflicted) : new Map<string, bigint>();
-  return rows.map((row): BatchAppendResult => {
-    const { streamId, expectedRevision } = appends[row.ord - 1]!;
-    if (row.revision === null) {
+  return appends.map(({ streamId, expectedRevision }): BatchAppendResult => {
+    const last = written.get(streamId);
+    if (!last) {
       return { streamId, ok: false, conflict: new WrongExpectedRevision(streamId, expectedRevision, actual.get(streamId) ?? 'no_stream') };
     }
     return {
       streamId,
       ok: true,
-      result: {
-        nextExpectedRevision: BigInt(row.revision),
-        position: { commit: BigInt(row.transaction_id), prepare: BigInt(row.position!) },
-      },
+      result: { nextExpectedRevision: last.revision, position: { commit: BigInt(last.commit), prepare: last.position } },
     };
   });
 }
@@ -472,9 +478,9 @@ async function currentRevisions(db: Queryable, streamIds: string[]): Promise<Map
 }
 
 interface AppendRow {
-  ord: number;
-  revision: string | null;
-  position: string | null;
+  stream_id: string;
+  revision: string;
+  position: string;
   transaction_id: string;
 }
 
