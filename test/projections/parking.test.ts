@@ -107,3 +107,26 @@ test('a build beside the live tables (one connection per read model) parks what 
     await service.db.pool.query(`DROP SCHEMA IF EXISTS ${build} CASCADE`);
   }
 });
+
+test('a second snapshot of a slot, appended straight to the log, is parked by the snapshots read model, which keeps the first', async () => {
+  const org = await service.organization({ usd: '5' });
+  const videoId = await track(service, org.testKey, youtubeLink(), 1);
+  await service.settle();
+  const { rows: first } = await service.db.pool.query(`SELECT slot, snapshot_id FROM rm.snapshots WHERE video_id = $1`, [videoId]);
+  assert.equal(first.length, 1, 'the tracking recorded the first slot');
+  const events = await service.store.readStream(`video-${videoId}`);
+  const recorded = events.find((e) => e.type === 'SnapshotRecorded')!;
+  const again = await service.store.append(`video-${videoId}`, [{ type: 'SnapshotRecorded', data: { ...(recorded.data as object), snapshotId: 'snap_second_of_slot' } }], 'any');
+  const later = await service.organization({ usd: '1' });
+  await service.settle();
+
+  const { rows: parked } = await service.db.pool.query(`SELECT projection, error FROM rm.parked_events WHERE stream_id = $1`, [`video-${videoId}`]);
+  assert.equal(parked.length, 1, JSON.stringify(parked));
+  assert.equal(parked[0].projection, 'snapshots');
+  assert.match(parked[0].error, /SQLSTATE 23505/);
+  const [event] = (await service.store.readStream(`video-${videoId}`)).slice(-1);
+  assert.deepEqual(event!.position, again.position);
+  const { rows: kept } = await service.db.pool.query(`SELECT slot, snapshot_id FROM rm.snapshots WHERE video_id = $1`, [videoId]);
+  assert.deepEqual(kept, first, 'the snapshot of the slot is the first one');
+  assert.equal((await service.app.inject({ url: '/api/v1/usage', headers: { 'x-api-key': later.liveKey } })).statusCode, 200, 'later events are projected');
+});
