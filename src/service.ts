@@ -218,7 +218,7 @@ export function createService(config: Config, options: ServiceOptions = {}): Ser
           policy: webhookPolicy(config),
           mail: { smtpUrl: config.smtpUrl, from: config.mailFrom, outbox: path.join(config.dataDir, 'mail') },
           post: options.webhookPost,
-          collecting: () => activity.idle(),
+          collecting: activity,
         });
         webhooks = reactor;
         stops.push({ phase: 1, name: 'webhooks', stop: () => reactor.stop(STOP_WORK_MS) });

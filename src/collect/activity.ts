@@ -20,6 +20,11 @@ export class CollectionActivity {
     }
   }
 
+  /** Whether a sweep runs now. */
+  get busy(): boolean {
+    return this.running > 0;
+  }
+
   /** Resolves at once when no sweep runs, else when the running ones have ended. */
   idle(): Promise<void> {
     if (this.running === 0) return Promise.resolve();

@@ -61,9 +61,14 @@ async function setUp(t: TestContext) {
       box,
       policy: { allowHttpHosts: ['127.0.0.1'], allowPrivate: true },
       onError: (error) => errors.push(error),
-      collecting: () => {
-        asked();
-        return activity.idle();
+      collecting: {
+        idle: () => {
+          asked();
+          return activity.idle();
+        },
+        get busy() {
+          return activity.busy;
+        },
       },
       maxYieldMs,
     });

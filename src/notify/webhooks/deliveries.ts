@@ -3,9 +3,9 @@
 // send (never inside a transaction that stays open during the send), listed, replayed and
 // recovered by the API.
 import { hash } from 'node:crypto';
-import type { ClientBase, Pool } from 'pg';
-import { READ_SCHEMA as rm } from '../../../projections/index.ts';
+import pg, { type ClientBase, type Pool } from 'pg';
 import type { WebhookEndpointRow } from '../../../projections/queries.ts';
+import { markAttemptsSql, markInput, markOutcomes, type AttemptMark, type MarkedRow, type MarkOutcome } from './marks.ts';
 
 export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
 
@@ -158,78 +158,65 @@ export const CLAIM_MS = 20_000;
  * Recorded batches then waiting become deliveries (expandBatches), and those are claimed too. A
  * delivery already expanded is older than any still in a batch (batches are expanded oldest
  * first), so claiming before the expansion keeps each video's order.
+ *
+ * `marks`, ends of earlier attempts, are written first in the same transaction: the places they
+ * free are claimed again at once. Answers the claims and the outcome of each mark written.
  */
-export async function claimDue(pool: Pool, now: Date, limit: number): Promise<Claimed[]> {
-  const { claimed, batches } = await claimOn(pool, now, limit);
-  if (!batches) return claimed;
+export async function claimDue(
+  pool: Pool,
+  now: Date,
+  limit: number,
+  marks: readonly AttemptMark[] = [],
+): Promise<{ claimed: Claimed[]; marked: Map<string, MarkOutcome> }> {
+  const first = await claimOn(pool, now, limit, marks);
+  if (!first.batches) return first;
   await expandBatches(pool);
-  const room = limit - claimed.length;
-  return room > 0 ? [...claimed, ...(await claimOn(pool, now, room)).claimed] : claimed;
+  const room = limit - first.claimed.length;
+  return room > 0 ? { claimed: [...first.claimed, ...(await claimOn(pool, now, room, [])).claimed], marked: first.marked } : first;
 }
 
-/** One claim, and whether recorded batches were waiting to be expanded. */
-async function claimOn(pool: Pool, now: Date, limit: number): Promise<{ claimed: Claimed[]; batches: boolean }> {
+/** One claim (after writing `marks`), and whether recorded batches were waiting to be expanded. */
+async function claimOn(
+  pool: Pool,
+  now: Date,
+  limit: number,
+  marks: readonly AttemptMark[],
+): Promise<{ claimed: Claimed[]; marked: Map<string, MarkOutcome>; batches: boolean }> {
   if (!Number.isSafeInteger(limit) || limit < 0) throw new RangeError(`claim limit ${limit} is not a count`);
   const at = `'${now.toISOString()}'::timestamptz`;
+  // Marks carry a receiver's error text: a literal escaped by pg, as a parameter would be.
+  const mark = marks.length > 0 ? `${markAttemptsSql(pg.escapeLiteral(markInput(marks)))};` : '';
   const client = await pool.connect();
   try {
     // The whole transaction in one round trip: one endpoint's sends wait for a claim after each
     // other, so its rate follows the claim's round trips (five when each statement went alone).
     // Hence literals (numbers and a time of our own) instead of parameters, which would make
-    // each statement a round trip of its own.
+    // each statement a round trip of its own. The lock comes before the marks: a mark of a
+    // lapsed claim and another process's claim of that delivery then never wait on each other.
     //
-    // The endpoints with pending work, one index probe each (a skip scan: a backlog of
-    // thousands costs nothing more); per endpoint its claims in flight (a small index) and its
-    // oldest due deliveries, up to its free places, the first pending of each video only.
+    // The claim (a function of the schema, `webhooks/006` in schema.ts): the endpoints with
+    // pending work, one index probe each (a skip scan: a backlog of thousands costs nothing
+    // more); per endpoint its claims in flight (a small index) and its oldest due deliveries, up
+    // to its free places, the first pending of each video only.
     const results = (await client.query(
       `BEGIN;
        SELECT pg_advisory_xact_lock(hashtext('webhooks.claim'));
+       ${mark}
        SELECT EXISTS (SELECT 1 FROM webhooks.delivery_batches) AS batches;
-       WITH RECURSIVE pending_endpoints AS (
-         (SELECT endpoint_id FROM webhooks.deliveries WHERE status = 'pending' ORDER BY endpoint_id LIMIT 1)
-         UNION ALL
-         SELECT (SELECT d.endpoint_id FROM webhooks.deliveries d WHERE d.status = 'pending' AND d.endpoint_id > p.endpoint_id ORDER BY d.endpoint_id LIMIT 1)
-         FROM pending_endpoints p WHERE p.endpoint_id IS NOT NULL
-       ), ranked AS (
-         SELECT c.delivery_id, e.endpoint_id, c.seq, row_number() OVER (PARTITION BY e.endpoint_id ORDER BY c.seq) + b.n AS slot
-         FROM pending_endpoints e
-         CROSS JOIN LATERAL (
-           SELECT count(*)::int AS n FROM webhooks.deliveries x
-           WHERE x.endpoint_id = e.endpoint_id AND x.status = 'pending' AND x.claim_token IS NOT NULL AND x.claimed_until >= now()
-         ) b
-         CROSS JOIN LATERAL (
-           SELECT d.delivery_id, d.seq FROM webhooks.deliveries d
-           WHERE d.endpoint_id = e.endpoint_id AND d.status = 'pending' AND d.next_attempt_at <= ${at}
-             AND (d.claimed_until IS NULL OR d.claimed_until < now())
-             -- Its video's oldest pending delivery to this endpoint is itself. The row comparison
-             -- can only be an index condition of deliveries_order, so this stays one probe per
-             -- row whatever the statistics say (on a fresh table, with the plain equalities, the
-             -- planner walked the endpoint's whole backlog per row instead).
-             AND (d.video_id IS NULL OR d.seq = (SELECT o.seq FROM webhooks.deliveries o
-                                                 WHERE o.status = 'pending' AND (o.endpoint_id, o.video_id, o.seq) >= (d.endpoint_id, d.video_id, 0)
-                                                 ORDER BY o.endpoint_id, o.video_id, o.seq LIMIT 1))
-           ORDER BY d.seq LIMIT greatest(0, ${MAX_IN_FLIGHT_PER_ENDPOINT} - b.n)
-         ) c
-         WHERE e.endpoint_id IS NOT NULL
-       ), chosen AS (
-         SELECT delivery_id, endpoint_id FROM ranked WHERE slot <= ${MAX_IN_FLIGHT_PER_ENDPOINT} ORDER BY seq LIMIT ${limit}
-       )
-       UPDATE webhooks.deliveries d
-       SET claimed_until = now() + ${CLAIM_MS} * interval '1 millisecond', claim_token = gen_random_uuid(), attempts = d.attempts + 1
-       FROM chosen LEFT JOIN ${rm}.webhook_endpoints w ON w.endpoint_id = chosen.endpoint_id
-       WHERE d.delivery_id = chosen.delivery_id
-       RETURNING d.delivery_id, d.endpoint_id, d.org_id, d.body, d.attempts, d.claim_token::text,
-         w.url, w.enabled, w.sealed_secret, w.previous_sealed_secret, w.previous_expires_at;
+       SELECT * FROM webhooks.claim_due(${at}, ${limit}, ${MAX_IN_FLIGHT_PER_ENDPOINT}, ${CLAIM_MS});
        COMMIT`,
-    )) as unknown as [unknown, unknown, { rows: { batches: boolean }[] }, { rows: ClaimedRow[] }, unknown];
-    const claimed = results[3].rows.map(({ url, enabled, sealed_secret, previous_sealed_secret, previous_expires_at, ...claimed }) => ({
+    )) as unknown as Array<{ rows: unknown[] }>;
+    // BEGIN, the lock, the marks when there are any, then the look for batches and the claim.
+    const [batchesLook, claim] = results.slice(-3, -1) as [{ rows: { batches: boolean }[] }, { rows: ClaimedRow[] }];
+    const claimed = claim.rows.map(({ url, enabled, sealed_secret, previous_sealed_secret, previous_expires_at, ...claimed }) => ({
       ...claimed,
       endpoint:
         url === null || sealed_secret === null
           ? null
           : { endpoint_id: claimed.endpoint_id, org_id: claimed.org_id, url, enabled: enabled === true, sealed_secret, previous_sealed_secret, previous_expires_at },
     }));
-    return { claimed, batches: results[2].rows[0]!.batches };
+    const marked = marks.length > 0 ? markOutcomes(results[2]!.rows as MarkedRow[]) : new Map<string, MarkOutcome>();
+    return { claimed, marked, batches: batchesLook.rows[0]!.batches };
   } catch (error) {
     await client.query('ROLLBACK').catch(() => undefined);
     throw error;

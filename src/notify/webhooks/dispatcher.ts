@@ -2,7 +2,9 @@
 // 10 at once), signs and POSTs each with no transaction open, then marks it delivered, due
 // again on the retry schedule, or failed. A 410 disables the endpoint; an endpoint whose every
 // delivery has failed for 5 days is disabled and its organization e-mailed (through the outbox).
-// Sends run concurrently, so one slow endpoint holds only its own 10 places.
+// Sends run concurrently, so one slow endpoint holds only its own 10 places. The marks of sends
+// that ended go with the next claim, in its transaction: a place an endpoint frees is taken again
+// in that one round trip.
 import type { Pool } from 'pg';
 import type { Clock } from '../../clock.ts';
 import { disableWebhookEndpoint } from '../../commands/webhook-commands.ts';
@@ -14,7 +16,7 @@ import type { EventStore } from '../../eventstore/port.ts';
 import { findOrganization } from '../../../projections/queries.ts';
 import { recordMessages, type OutboxMessage } from '../outbox.ts';
 import { claimDue, failPendingOf, nextDue, type Claimed, type ClaimedEndpoint } from './deliveries.ts';
-import { AttemptMarks } from './marks.ts';
+import { AttemptMarks, markAttempts, type AttemptMark, type MarkOutcome } from './marks.ts';
 import type { SecretBox } from './secret-box.ts';
 import { postWebhook, type AttemptResult } from './sender.ts';
 import { webhookHeaders } from './signature.ts';
@@ -44,8 +46,8 @@ export interface DispatcherDeps {
   /** Sends in flight in this process, all endpoints together. */
   concurrency?: number;
   random?: () => number;
-  /** Resolves when no collection sweep runs in this process: no send starts during one, for up to `maxYieldMs` (src/collect/activity.ts). */
-  collecting?: () => Promise<void>;
+  /** Collection sweeps of this process: no send starts during one, for up to `maxYieldMs` (src/collect/activity.ts). */
+  collecting?: { idle(): Promise<void>; readonly busy: boolean };
   /** Default MAX_YIELD_MS. */
   maxYieldMs?: number;
   /** The attempt itself (tests may watch it); default: postWebhook. */
@@ -61,6 +63,7 @@ const POLL_MS = 2_000;
  */
 const IDLE_POLL_MS = 30_000;
 const DATABASE_RETRY_MS = 2_000;
+const DEFAULT_CONCURRENCY = 200;
 /**
  * Longest wait (wall time) for a collection sweep before a claim goes ahead anyway: a scheduler
  * that is always behind runs one sweep after another, and deliveries must still move.
@@ -73,12 +76,13 @@ export class WebhookDispatcher {
   private readonly wakeTimer = new WakeTimer(() => this.kick());
   private readonly inFlight = new Set<Promise<void>>();
   private stopped = false;
+  private claiming = 0;
   private readonly sendPool: Pool;
   private readonly marks: AttemptMarks;
 
   constructor(private readonly deps: DispatcherDeps) {
     this.sendPool = deps.sendPool ?? deps.pool;
-    this.marks = new AttemptMarks(this.sendPool);
+    this.marks = new AttemptMarks((batch) => this.writeMarks(batch));
   }
 
   /** Looks for due deliveries now. */
@@ -111,16 +115,12 @@ export class WebhookDispatcher {
   }
 
   private async drain(): Promise<void> {
-    const concurrency = this.deps.concurrency ?? 200;
     while (!this.stopped) {
-      const room = concurrency - this.inFlight.size;
+      const room = this.free();
       if (room <= 0) return; // a finishing send kicks again
-      if (this.deps.collecting) await raceDeadline(this.deps.collecting(), this.deps.maxYieldMs ?? MAX_YIELD_MS);
+      if (this.deps.collecting) await raceDeadline(this.deps.collecting.idle(), this.deps.maxYieldMs ?? MAX_YIELD_MS);
       if (this.stopped) return;
-      const claimed = await claimDue(this.sendPool, this.deps.clock.now(), room);
-      // Stopped while claiming: these are not sent here (their claims lapse and another sender takes them).
-      if (this.stopped) return;
-      for (const delivery of claimed) this.track(this.attempt(delivery));
+      const { claimed } = await this.claim(room);
       // Less than there was room for: nothing more can be claimed now. What makes more claimable
       // (a send that ends, deliveries recorded) kicks, so another claim now would only find none.
       if (claimed.length < room) break;
@@ -136,22 +136,59 @@ export class WebhookDispatcher {
     this.wakeIn(Math.min(POLL_MS, Math.max(10, Math.ceil(waitMs))));
   }
 
-  private track(work: Promise<void>): void {
+  /** Places for sends this process has left (the drain's claim and a mark write's may overlap). */
+  private free(): number {
+    return (this.deps.concurrency ?? DEFAULT_CONCURRENCY) - this.inFlight.size - this.claiming;
+  }
+
+  /** Writes `marks`, claims up to `room` deliveries and starts sending them. */
+  private async claim(room: number, marks: readonly AttemptMark[] = []): Promise<{ claimed: Claimed[]; marked: Map<string, MarkOutcome> }> {
+    this.claiming += room;
+    try {
+      const result = await claimDue(this.sendPool, this.deps.clock.now(), room, marks);
+      // Stopped while claiming: these are not sent here (their claims lapse and another sender takes them).
+      if (!this.stopped) for (const delivery of result.claimed) this.track(this.attempt(delivery));
+      return result;
+    } finally {
+      this.claiming -= room;
+    }
+  }
+
+  private track(work: Promise<boolean>): void {
     const tracked = work
-      .catch((error: unknown) => this.deps.onError(error))
-      .finally(() => {
+      .catch((error: unknown) => {
+        this.deps.onError(error);
+        return false;
+      })
+      .then((claimedAfter) => {
         this.inFlight.delete(tracked);
-        this.kick();
+        if (!claimedAfter) this.kick();
       });
     this.inFlight.add(tracked);
   }
 
-  private async attempt(delivery: Claimed): Promise<void> {
+  /**
+   * Writes marks, and claims in the same transaction as much as there is room for, unless a
+   * sweep runs (the drain waits for it) or the dispatcher stopped. After a write that claimed
+   * less than its room, nothing more could be claimed: a delivered attempt needs no round of the
+   * drain (one due again later does, for the timer of its retry).
+   */
+  private async writeMarks(batch: readonly AttemptMark[]): Promise<Map<string, MarkOutcome>> {
+    // The attempts of `batch` are still in flight, and end with this write.
+    const room = this.free() + batch.length;
+    if (this.stopped || this.deps.collecting?.busy || room <= 0) return markAttempts(this.sendPool, batch);
+    const { claimed, marked } = await this.claim(room, batch);
+    const claimedAfter = claimed.length < room;
+    return new Map([...marked].map(([id, outcome]) => [id, { ...outcome, claimedAfter }]));
+  }
+
+  /** One attempt, marked; answers whether its mark's write claimed all there was room for (see writeMarks). */
+  private async attempt(delivery: Claimed): Promise<boolean> {
     const { clock, wall } = this.deps;
     const endpoint = delivery.endpoint;
     if (!endpoint || !endpoint.enabled) {
-      await this.marks.mark(delivery, { status: 'failed', httpStatus: null, error: endpoint ? 'endpoint disabled' : 'endpoint deleted', nextAttemptAt: null, at: clock.now() });
-      return;
+      const { claimedAfter } = await this.marks.mark(delivery, { status: 'failed', httpStatus: null, error: endpoint ? 'endpoint disabled' : 'endpoint deleted', nextAttemptAt: null, at: clock.now() });
+      return claimedAfter === true;
     }
     const secrets = this.secretsOf(endpoint);
     const timestamp = Math.floor(wall.now().getTime() / 1000);
@@ -162,10 +199,11 @@ export class WebhookDispatcher {
     const delay = nextAttemptDelay(delivery.attempts, outcome, (this.deps.random ?? Math.random)());
     const status = outcome.kind === 'delivered' ? 'delivered' : delay === null ? 'failed' : 'pending';
     const error = outcome.kind === 'delivered' ? null : (result.error ?? `HTTP ${result.status}`);
-    const { marked, failingSince } = await this.marks.mark(delivery, { status, httpStatus: result.status, error, nextAttemptAt: status === 'pending' ? new Date(now.getTime() + delay!) : null, at: now });
-    if (!marked) return; // the claim lapsed and another sender took it over: its answer counts
+    const { marked, failingSince, claimedAfter } = await this.marks.mark(delivery, { status, httpStatus: result.status, error, nextAttemptAt: status === 'pending' ? new Date(now.getTime() + delay!) : null, at: now });
+    if (!marked) return false; // the claim lapsed and another sender took it over: its answer counts
     if (outcome.kind === 'gone') await this.disable(endpoint, 'gone');
     else if (failingSince && now.getTime() - failingSince.getTime() >= FAILING_ENDPOINT_DISABLE_MS) await this.disable(endpoint, 'failing');
+    return claimedAfter === true && outcome.kind === 'delivered';
   }
 
   /** The current secret, and the rotated-out one while it is still valid (two signatures). */

@@ -3,7 +3,8 @@
 // row for the commit before it, so an endpoint was sent to at the pace of one commit per
 // delivery (about 300/s), whatever its receiver could take. Now the attempts that end while a
 // write is under way are written by the next write, in one statement, with each endpoint's
-// health updated once per write.
+// health updated once per write. The dispatcher writes them in the transaction of its next claim
+// (deliveries.ts), so a place freed at an endpoint is taken again in the same round trip.
 import type { Pool } from 'pg';
 import type { Claimed, DeliveryStatus } from './deliveries.ts';
 
@@ -22,11 +23,19 @@ export interface MarkOutcome {
   marked: boolean;
   /** Service time since which every attempt to the endpoint has failed; null while it succeeds. */
   failingSince: Date | null;
+  /** True when the write that marked it also claimed all that could be claimed then. */
+  claimedAfter?: boolean;
 }
 
-interface Waiting {
+export interface AttemptMark {
   claimed: Claimed;
   end: AttemptEnd;
+}
+
+/** Writes a batch of marks; answers the outcome of each delivery it marked (by delivery id). */
+export type MarkWriter = (batch: readonly AttemptMark[]) => Promise<Map<string, MarkOutcome>>;
+
+interface Waiting extends AttemptMark {
   resolve: (outcome: MarkOutcome) => void;
   reject: (error: unknown) => void;
 }
@@ -38,7 +47,7 @@ export class AttemptMarks {
   private queue: Waiting[] = [];
   private writing: Promise<void> | null = null;
 
-  constructor(private readonly pool: Pool) {}
+  constructor(private readonly write: MarkWriter) {}
 
   /** Records the end of an attempt; resolves once it is committed. */
   mark(claimed: Claimed, end: AttemptEnd): Promise<MarkOutcome> {
@@ -55,7 +64,7 @@ export class AttemptMarks {
       while (this.queue.length > 0) {
         const batch = this.queue.splice(0, MAX_BATCH);
         try {
-          const outcomes = await markAttempts(this.pool, batch);
+          const outcomes = await this.write(batch);
           for (const waiting of batch) waiting.resolve(outcomes.get(waiting.claimed.delivery_id) ?? { marked: false, failingSince: null });
         } catch (error) {
           for (const waiting of batch) waiting.reject(error);
@@ -67,48 +76,42 @@ export class AttemptMarks {
   }
 }
 
-/**
- * Marks the attempts (only where the claim is still the sender's) and updates each endpoint's
- * health: a success in the batch clears it, unless a later failure follows; otherwise the first
- * failure since the last success is kept. Health rows are taken in endpoint order, so two
- * processes' writes cannot deadlock.
- */
-async function markAttempts(pool: Pool, batch: readonly Waiting[]): Promise<Map<string, MarkOutcome>> {
-  const input = batch.map(({ claimed, end }) => ({
-    delivery_id: claimed.delivery_id,
-    claim_token: claimed.claim_token,
-    status: end.status,
-    last_status: end.httpStatus,
-    last_error: end.error,
-    next_attempt_at: end.nextAttemptAt?.toISOString() ?? null,
-    at: end.at.toISOString(),
-  }));
-  const { rows } = await pool.query<{ delivery_id: string; failing_since: Date | null }>(
-    `WITH input AS (
-       SELECT * FROM json_to_recordset($1::json)
-         AS i(delivery_id text, claim_token uuid, status text, last_status int, last_error text, next_attempt_at timestamptz, at timestamptz)
-     ), marked AS (
-       UPDATE webhooks.deliveries d SET status = i.status, last_status = i.last_status, last_error = i.last_error,
-         next_attempt_at = i.next_attempt_at, delivered_at = CASE WHEN i.status = 'delivered' THEN i.at ELSE d.delivered_at END,
-         claimed_until = NULL, claim_token = NULL
-       FROM input i WHERE d.delivery_id = i.delivery_id AND d.claim_token = i.claim_token
-       RETURNING d.delivery_id, d.endpoint_id, i.status, i.at
-     ), successes AS (
-       SELECT endpoint_id, max(at) FILTER (WHERE status = 'delivered') AS last_success FROM marked GROUP BY endpoint_id
-     ), per_endpoint AS (
-       SELECT m.endpoint_id, s.last_success,
-         min(m.at) FILTER (WHERE m.status <> 'delivered' AND (s.last_success IS NULL OR m.at > s.last_success)) AS first_failure
-       FROM marked m JOIN successes s USING (endpoint_id) GROUP BY m.endpoint_id, s.last_success
-     ), health AS (
-       INSERT INTO webhooks.endpoint_health AS h (endpoint_id, failing_since, last_success_at)
-       SELECT endpoint_id, first_failure, last_success FROM per_endpoint ORDER BY endpoint_id
-       ON CONFLICT (endpoint_id) DO UPDATE SET
-         failing_since = CASE WHEN excluded.last_success_at IS NOT NULL THEN excluded.failing_since ELSE coalesce(h.failing_since, excluded.failing_since) END,
-         last_success_at = greatest(h.last_success_at, excluded.last_success_at)
-       RETURNING endpoint_id, failing_since
-     )
-     SELECT m.delivery_id, h.failing_since FROM marked m JOIN health h USING (endpoint_id)`,
-    [JSON.stringify(input)],
+/** The marks as the JSON document MARK_ATTEMPTS reads. */
+export function markInput(batch: readonly AttemptMark[]): string {
+  return JSON.stringify(
+    batch.map(({ claimed, end }) => ({
+      delivery_id: claimed.delivery_id,
+      claim_token: claimed.claim_token,
+      status: end.status,
+      last_status: end.httpStatus,
+      last_error: end.error,
+      next_attempt_at: end.nextAttemptAt?.toISOString() ?? null,
+      at: end.at.toISOString(),
+    })),
   );
+}
+
+/**
+ * Marks the attempts of `input` (markInput's JSON: a parameter, or a literal inside a longer
+ * text), only where the claim is still the sender's, and updates each endpoint's health: a
+ * success in the batch clears it, unless a later failure follows; otherwise the first failure
+ * since the last success is kept. Health rows are taken in endpoint order, so two processes'
+ * writes cannot deadlock. Answers a row per delivery marked. (The statement is a function of
+ * the schema, `webhooks/006` in schema.ts.)
+ */
+export const markAttemptsSql = (input: string) => `SELECT delivery_id, failing_since FROM webhooks.mark_attempts(${input}::json)`;
+
+export interface MarkedRow {
+  delivery_id: string;
+  failing_since: Date | null;
+}
+
+export function markOutcomes(rows: readonly MarkedRow[]): Map<string, MarkOutcome> {
   return new Map(rows.map((r) => [r.delivery_id, { marked: true, failingSince: r.failing_since }]));
+}
+
+/** The marks alone, in a statement of their own. */
+export async function markAttempts(pool: Pool, batch: readonly AttemptMark[]): Promise<Map<string, MarkOutcome>> {
+  const { rows } = await pool.query<MarkedRow>(markAttemptsSql('$1'), [markInput(batch)]);
+  return markOutcomes(rows);
 }
