@@ -149,10 +149,14 @@ export function createService(config: Config, options: ServiceOptions = {}): Ser
     }
     checkNotStopping();
 
+    // pg-pool hangs the whole client (its queries' texts among them) on the error: only what
+    // went wrong is logged.
+    const lostConnection = (err: Error & { code?: string }) =>
+      log.warn({ err: { type: err.name, message: err.message, code: err.code } }, 'idle database connection lost');
     const pool = createPool(databaseUrl, {
       max: options.poolSize ?? 20,
       applicationName: options.applicationName ?? `vidtrack-${config.role}`,
-      onError: (err) => log.warn({ err }, 'idle database connection lost'),
+      onError: lostConnection,
     });
     stops.push({ phase: 3, name: 'database pool', stop: () => pool.end() });
     await migrate(pool, allMigrations);
@@ -203,7 +207,7 @@ export function createService(config: Config, options: ServiceOptions = {}): Ser
           max: 4,
           applicationName: `${options.applicationName ?? `vidtrack-${config.role}`}-webhooks`,
           asyncCommit: true,
-          onError: (err) => log.warn({ err }, 'idle database connection lost'),
+          onError: lostConnection,
         });
         stops.push({ phase: 3, name: 'webhook send pool', stop: () => sendPool.end() });
         const reactor = new WebhookReactor({

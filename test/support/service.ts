@@ -27,6 +27,8 @@ export interface TestServiceOptions {
   failedAuthLimit?: number;
   /** Where the API's pino logs go (off when absent). */
   logStream?: NodeJS.WritableStream;
+  /** Where the service's own warnings and errors go (off when absent). */
+  serviceLogStream?: NodeJS.WritableStream;
   /** More of the environment the service reads (WEBHOOK_ALLOW_HOSTS, say). */
   env?: NodeJS.ProcessEnv;
   /** Run the webhook reactor and dispatcher (default false: only test/notify's webhook tests need them). */
@@ -46,7 +48,7 @@ export async function startTestService(options: TestServiceOptions = {}) {
   const service = createService(config, {
     clock,
     collectors,
-    log: pino({ level: 'silent' }),
+    log: options.serviceLogStream ? pino({ level: 'warn' }, options.serviceLogStream) : pino({ level: 'silent' }),
     apiLog: options.logStream ? apiLogger('info', options.logStream) : false,
     listen: false,
     schedule: 'manual',

@@ -76,7 +76,7 @@ export class AttemptMarks {
   }
 }
 
-/** The marks as the JSON document MARK_ATTEMPTS reads. */
+/** The marks as the JSON document `markAttemptsSql` reads. */
 export function markInput(batch: readonly AttemptMark[]): string {
   return JSON.stringify(
     batch.map(({ claimed, end }) => ({

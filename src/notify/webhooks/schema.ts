@@ -153,11 +153,19 @@ export const webhookMigrations: readonly Migration[] = [
           WHERE e.endpoint_id IS NOT NULL
         ), chosen AS (
           SELECT r.delivery_id, r.endpoint_id FROM ranked r WHERE r.slot <= max_in_flight ORDER BY r.seq LIMIT lim
+        ), taken AS (
+          -- A row another transaction holds is left to a later claim: it is being marked (a
+          -- lapsed claim's sender answering late) or changed by the API. Waiting for it could
+          -- deadlock, as this transaction may hold endpoint health rows from the marks before it.
+          -- A row locked here is checked again as it now stands.
+          SELECT d.delivery_id, c.endpoint_id FROM webhooks.deliveries d JOIN chosen c ON c.delivery_id = d.delivery_id
+          WHERE d.status = 'pending' AND (d.claimed_until IS NULL OR d.claimed_until < now())
+          FOR UPDATE OF d SKIP LOCKED
         )
         UPDATE webhooks.deliveries d
         SET claimed_until = now() + claim_ms * interval '1 millisecond', claim_token = gen_random_uuid(), attempts = d.attempts + 1
-        FROM chosen LEFT JOIN ${rm}.webhook_endpoints w ON w.endpoint_id = chosen.endpoint_id
-        WHERE d.delivery_id = chosen.delivery_id
+        FROM taken LEFT JOIN ${rm}.webhook_endpoints w ON w.endpoint_id = taken.endpoint_id
+        WHERE d.delivery_id = taken.delivery_id
         RETURNING d.delivery_id, d.endpoint_id, d.org_id, d.body, d.attempts, d.claim_token::text,
           w.url, w.enabled, w.sealed_secret, w.previous_sealed_secret, w.previous_expires_at;
       END $fn$;`,
