@@ -184,15 +184,16 @@ async function claimOn(
 ): Promise<{ claimed: Claimed[]; marked: Map<string, MarkOutcome>; batches: boolean }> {
   if (!Number.isSafeInteger(limit) || limit < 0) throw new RangeError(`claim limit ${limit} is not a count`);
   const at = `'${now.toISOString()}'::timestamptz`;
-  // Marks carry a receiver's error text: a literal escaped by pg, as a parameter would be.
+  // Marks carry error texts from outside (a network error's message): a literal escaped by pg.
   const mark = marks.length > 0 ? `${markAttemptsSql(pg.escapeLiteral(markInput(marks)))};` : '';
   const client = await pool.connect();
   try {
     // The whole transaction in one round trip: one endpoint's sends wait for a claim after each
     // other, so its rate follows the claim's round trips (five when each statement went alone).
     // Hence literals (numbers and a time of our own) instead of parameters, which would make
-    // each statement a round trip of its own. The lock comes before the marks: a mark of a
-    // lapsed claim and another process's claim of that delivery then never wait on each other.
+    // each statement a round trip of its own. The lock comes before the marks, so two of these
+    // transactions never hold rows the other waits for; a mark written apart (during a sweep,
+    // or a lapsed claim's sender answering late) is what the claim's SKIP LOCKED is for.
     //
     // The claim (a function of the schema, `webhooks/006` in schema.ts): the endpoints with
     // pending work, one index probe each (a skip scan: a backlog of thousands costs nothing
