@@ -178,11 +178,19 @@ export async function enabledWebhookEndpoints(pool: Pool, orgIds: readonly strin
   return rows;
 }
 
-/** Each video's platform: all a `snapshot.created` body needs of the read model, without the video's wide row. */
-export async function readVideoPlatforms(pool: Pool, videoIds: readonly string[]): Promise<Map<string, string>> {
+/** What a `snapshot.created` body needs of each video (both fixed once it is tracked), without the video's wide row. */
+export interface SnapshotVideo {
+  platform: string;
+  job_id: string;
+}
+
+export async function readSnapshotVideos(pool: Pool, videoIds: readonly string[]): Promise<Map<string, SnapshotVideo>> {
   if (videoIds.length === 0) return new Map();
-  const { rows } = await pool.query<{ video_id: string; platform: string }>(`SELECT video_id, platform FROM ${rm}.videos WHERE video_id = ANY($1::text[])`, [videoIds]);
-  return new Map(rows.map((r) => [r.video_id, r.platform]));
+  const { rows } = await pool.query<SnapshotVideo & { video_id: string }>(
+    `SELECT video_id, platform, job_id FROM ${rm}.videos WHERE video_id = ANY($1::text[])`,
+    [videoIds],
+  );
+  return new Map(rows.map((r) => [r.video_id, r]));
 }
 
 export async function readVideos(pool: Pool, videoIds: readonly string[]): Promise<VideoRow[]> {

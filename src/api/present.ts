@@ -1,7 +1,7 @@
 // Read-model rows -> the spec's JSON fields. Money leaves integer micros only here.
 import { DAY_MS } from '../clock.ts';
 import { SNAPSHOT_PRICE, toUsd } from '../domain/money.ts';
-import type { KeyMode } from '../domain/platform.ts';
+import type { KeyMode, Metrics } from '../domain/platform.ts';
 import type { SnapshotRow, UsageRow, VideoRow } from '../../projections/queries.ts';
 
 /** Days left in the period: counts down while monitoring or paused, 0 once completed, frozen when a video ends otherwise. */
@@ -28,21 +28,30 @@ export function presentListedVideo(video: VideoRow, now: Date) {
 }
 
 export function presentSnapshot(jobId: string, s: SnapshotRow) {
-  const metric = (value: string | null) => value ?? undefined;
+  return snapshotAsShown(jobId, s.snapshot_id, s.slot, s.snapshot_time.toISOString(), s, s.provider);
+}
+
+/**
+ * The fields of a snapshot as GET shows them, from a read-model row or from the event itself
+ * (webhook bodies: `time` as the event recorded it, which is the ISO text GET prints).
+ */
+export function snapshotAsShown(jobId: string, id: string, slot: number, time: string, metrics: MetricValues, provider: string) {
   return {
-    id: s.snapshot_id,
-    snapshot_id: `${jobId}-${String(s.slot).padStart(3, '0')}`,
-    snapshot_time: s.snapshot_time.toISOString(),
-    views: metric(s.views),
-    likes: metric(s.likes),
-    comments: metric(s.comments),
-    shares: metric(s.shares),
-    saves: metric(s.saves),
-    retweets: metric(s.retweets),
-    replies: metric(s.replies),
-    provider: s.provider,
+    id,
+    snapshot_id: `${jobId}-${String(slot).padStart(3, '0')}`,
+    snapshot_time: time,
+    views: metrics.views ?? undefined,
+    likes: metrics.likes ?? undefined,
+    comments: metrics.comments ?? undefined,
+    shares: metrics.shares ?? undefined,
+    saves: metrics.saves ?? undefined,
+    retweets: metrics.retweets ?? undefined,
+    replies: metrics.replies ?? undefined,
+    provider,
   };
 }
+
+type MetricValues = { readonly [name in keyof Metrics]?: string | null };
 
 export function presentVideoDetail(video: VideoRow, snapshots: SnapshotRow[], now: Date) {
   return {

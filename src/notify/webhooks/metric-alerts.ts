@@ -2,7 +2,6 @@
 // (or on all its videos) are checked against the video's snapshots up to that one, so the
 // answer is the same however far the read models have got; an alert fires when the snapshot
 // meets its condition and the one before did not.
-import { jobIdOf } from '../../commands/ids.ts';
 import { alertFires, type AlertCondition, type AlertMetric, type MetricPoint } from '../../domain/alerts.ts';
 import type { SnapshotRecorded } from '../../domain/video.ts';
 import type { RecordedEvent } from '../../eventstore/port.ts';
@@ -57,7 +56,7 @@ export function alertBody(firing: AlertFiring): string {
     condition: alert.condition,
     value: firing.value,
     previous_value: firing.previousValue,
-    snapshot: presentSnapshot(jobIdOf(video.video_id), snapshot),
+    snapshot: presentSnapshot(video.job_id, snapshot),
   });
 }
 

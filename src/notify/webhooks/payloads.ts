@@ -1,13 +1,12 @@
 // Which log events become which webhook events, and their bodies: `{"type", "timestamp",
 // "data"}`, with videos and snapshots exactly as GET /videos/{id} shows them (src/api/present.ts).
-import { jobIdOf } from '../../commands/ids.ts';
 import { SNAPSHOT_PRICE, toUsd } from '../../domain/money.ts';
 import type { KeyMode, VideoStatus } from '../../domain/platform.ts';
 import type { SnapshotRecorded } from '../../domain/video.ts';
 import type { WebhookEventType } from '../../domain/webhooks.ts';
 import type { RecordedEvent } from '../../eventstore/port.ts';
-import { presentListedVideo, presentSnapshot } from '../../api/present.ts';
-import type { SnapshotRow, VideoRow } from '../../../projections/queries.ts';
+import { presentListedVideo, presentSnapshot, snapshotAsShown } from '../../api/present.ts';
+import type { SnapshotRow, SnapshotVideo, VideoRow } from '../../../projections/queries.ts';
 
 /** Receivers are told to expect bodies below this (Standard Webhooks advises small payloads). */
 export const MAX_BODY_BYTES = 20 * 1024;
@@ -63,23 +62,6 @@ export interface VideoFacts {
   lastSnapshot: SnapshotRow | null;
 }
 
-function snapshotRowOf(data: SnapshotRecorded['data']): SnapshotRow {
-  const m = data.metrics;
-  return {
-    slot: data.slot,
-    snapshot_id: data.snapshotId,
-    snapshot_time: new Date(data.snapshotTime),
-    provider: data.provider,
-    views: m.views ?? null,
-    likes: m.likes ?? null,
-    comments: m.comments ?? null,
-    shares: m.shares ?? null,
-    saves: m.saves ?? null,
-    retweets: m.retweets ?? null,
-    replies: m.replies ?? null,
-  };
-}
-
 /** The video as GET shows it, without snapshots, as it stood right after the event. */
 function videoAsOf(cause: WebhookCause, facts: VideoFacts) {
   const at = new Date(cause.timestamp);
@@ -89,9 +71,13 @@ function videoAsOf(cause: WebhookCause, facts: VideoFacts) {
 }
 
 /** `snapshot.created`: the snapshot as GET shows it, from the event; of the video, only its platform. */
-export function snapshotCreatedData(cause: WebhookCause, platform: string): Record<string, unknown> {
+export function snapshotCreatedData(cause: WebhookCause, video: SnapshotVideo): Record<string, unknown> {
   const data = cause.event.data as SnapshotRecorded['data'];
-  return { video_id: data.videoId, platform, snapshot: presentSnapshot(jobIdOf(data.videoId), snapshotRowOf(data)) };
+  return {
+    video_id: data.videoId,
+    platform: video.platform,
+    snapshot: snapshotAsShown(video.job_id, data.snapshotId, data.slot, data.snapshotTime, data.metrics, data.provider),
+  };
 }
 
 /** The data of a webhook event; `facts` is needed for every type but `webhook.test`. */
@@ -100,7 +86,7 @@ export function dataOf(cause: WebhookCause, facts: VideoFacts | null): Record<st
     return { endpoint_id: cause.endpointId, message: 'A test event from vidtrack: your endpoint received and can verify it.' };
   }
   if (!facts) throw new Error(`no read-model facts for ${cause.type} of video ${cause.videoId}`);
-  if (cause.type === 'snapshot.created') return snapshotCreatedData(cause, facts.video.platform);
+  if (cause.type === 'snapshot.created') return snapshotCreatedData(cause, facts.video);
   const video = videoAsOf(cause, facts);
   if (cause.type === 'tracking.completed' || cause.type === 'video.stopped') {
     const last = facts.lastSnapshot ? presentSnapshot(facts.video.job_id, facts.lastSnapshot) : null;

@@ -17,11 +17,12 @@ import {
   findOrganization,
   readSnapshots,
   readUsage,
-  readVideoPlatforms,
+  readSnapshotVideos,
   readVideos,
   snapshotTotals,
   type MetricAlertRow,
   type SnapshotRow,
+  type SnapshotVideo,
   type WebhookEndpointRow,
 } from '../../../projections/queries.ts';
 import type { ProjectionWatcher } from '../../../projections/watcher.ts';
@@ -194,16 +195,16 @@ export class WebhookReactor {
     const watched = alerts.length > 0 ? snapshots.map((c) => ({ cause: c, alerts: alertsOn(c.event, alerts) })).filter((w) => w.alerts.length > 0) : [];
     if (targeted.length === 0 && watching.length === 0 && watched.length === 0) return { deliveries: [], candidates: [], messages: [] };
     // Videos and usage come from the read models, which must hold this page; but a page of
-    // nothing but snapshot.created needs only its videos' platforms, which never change once a
-    // video is there: it waits only for a video not there yet. (At a collection burst the
-    // projector is still applying the page: waiting for it put the two in a row.)
+    // nothing but snapshot.created needs only its videos' platforms and job ids, which never
+    // change once a video is there: it waits only for a video not there yet. (At a collection
+    // burst the projector is still applying the page: waiting for it put the two in a row.)
     const onlySnapshots = watching.length === 0 && watched.length === 0 && targeted.every((t) => t.cause.type === 'snapshot.created');
     let described = onlySnapshots ? await this.factsOf(targeted.map((t) => t.cause)) : null;
-    if (!described || targeted.some((t) => !described!.platforms.has(t.cause.videoId!))) {
+    if (!described || targeted.some((t) => !described!.snapshotVideos.has(t.cause.videoId!))) {
       if (!(await watcher.waitFor(last, READ_MODEL_WAIT_MS))) throw new Error('read models did not reach the page of webhook events in time');
       described = await this.factsOf(targeted.map((t) => t.cause));
     }
-    const { facts, platforms } = described;
+    const { facts, snapshotVideos } = described;
     const candidates: BalanceCandidate[] = [];
     for (const w of watching) {
       const usage = await readUsage(pool, w.orgId);
@@ -214,10 +215,10 @@ export class WebhookReactor {
     for (const { cause, targets } of targeted) {
       let data: Record<string, unknown>;
       if (cause.type === 'snapshot.created') {
-        const platform = platforms.get(cause.videoId!);
+        const video = snapshotVideos.get(cause.videoId!);
         // A video the read model lost (parked) cannot be described: its events are not sent.
-        if (!platform) continue;
-        data = snapshotCreatedData(cause, platform);
+        if (!video) continue;
+        data = snapshotCreatedData(cause, video);
       } else {
         const videoFacts = cause.videoId ? facts.get(cause.videoId) ?? null : null;
         if (cause.videoId && !videoFacts) continue;
@@ -279,18 +280,18 @@ export class WebhookReactor {
 
   /**
    * What the read models say of the causes' videos: the whole row for the rare events that
-   * describe the video, and only the platform for `snapshot.created` (nearly every event: a
-   * snapshot an hour per video), which needs nothing else of the row.
+   * describe the video, and only the platform and job id for `snapshot.created` (nearly every
+   * event: a snapshot an hour per video), which needs nothing else of the row.
    */
-  private async factsOf(causes: WebhookCause[]): Promise<{ facts: Map<string, VideoFacts>; platforms: Map<string, string> }> {
+  private async factsOf(causes: WebhookCause[]): Promise<{ facts: Map<string, VideoFacts>; snapshotVideos: Map<string, SnapshotVideo> }> {
     const described = new Set(causes.filter((c) => c.type !== 'snapshot.created' && c.videoId !== null).map((c) => c.videoId!));
     const snapshotsOnly = [...new Set(causes.filter((c) => c.type === 'snapshot.created').map((c) => c.videoId!))].filter((id) => !described.has(id));
     const facts = new Map<string, VideoFacts>();
-    const platforms = await readVideoPlatforms(this.deps.pool, snapshotsOnly);
-    if (described.size === 0) return { facts, platforms };
+    const snapshotVideos = await readSnapshotVideos(this.deps.pool, snapshotsOnly);
+    if (described.size === 0) return { facts, snapshotVideos };
     for (const video of await readVideos(this.deps.pool, [...described])) {
       facts.set(video.video_id, { video, snapshotCount: 0, lastSnapshot: null });
-      platforms.set(video.video_id, video.platform);
+      snapshotVideos.set(video.video_id, video);
     }
     // Totals only for the events that carry them (rare: once per video).
     const ending = new Set(causes.filter((c) => c.type === 'tracking.completed' || c.type === 'video.stopped').map((c) => c.videoId!));
@@ -300,7 +301,7 @@ export class WebhookReactor {
       const totals = await snapshotTotals(this.deps.pool, videoId);
       facts.set(videoId, { ...known, snapshotCount: totals.count, lastSnapshot: totals.last });
     }
-    return { facts, platforms };
+    return { facts, snapshotVideos };
   }
 
   async stop(waitMs = Number.POSITIVE_INFINITY): Promise<void> {
