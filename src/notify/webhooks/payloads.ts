@@ -70,7 +70,7 @@ function videoAsOf(cause: WebhookCause, facts: VideoFacts) {
   return { ...listed, is_deleted: facts.video.is_deleted, last_updated: facts.video.last_updated.toISOString() };
 }
 
-/** `snapshot.created`: the snapshot as GET shows it, from the event; of the video, only its platform. */
+/** `snapshot.created`: the snapshot as GET shows it, from the event; of the video, only its platform and job id. */
 export function snapshotCreatedData(cause: WebhookCause, video: SnapshotVideo): Record<string, unknown> {
   const data = cause.event.data as SnapshotRecorded['data'];
   return {
