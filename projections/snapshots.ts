@@ -1,4 +1,5 @@
 // Read model: one row per video and slot, metrics as bigint (served as decimal strings).
+import { arrayLiteral } from '../src/db/array-literal.ts';
 import { ident, ofType, type Projection } from './projection.ts';
 
 const METRICS = ['views', 'likes', 'comments', 'shares', 'saves', 'retweets', 'replies'] as const;
@@ -55,7 +56,7 @@ export const snapshotsProjection: Projection = {
     await client.query(
       `INSERT INTO ${ident(schema)}.snapshots (video_id, slot, snapshot_id, snapshot_time, provider, ${METRICS.join(', ')})
        SELECT * FROM unnest($1::text[], $2::int[], $3::text[], $4::timestamptz[], $5::text[], ${METRICS.map((_, i) => `$${i + 6}::bigint[]`).join(', ')})`,
-      [columns.video_id, columns.slot, columns.snapshot_id, columns.snapshot_time, columns.provider, ...METRICS.map((m) => columns[m])],
+      [columns.video_id, columns.slot, columns.snapshot_id, columns.snapshot_time, columns.provider, ...METRICS.map((m) => columns[m])].map(arrayLiteral),
     );
   },
 };

@@ -1,6 +1,7 @@
 // Read model: one row per tracked video, with what the API lists and what the scheduler claims.
 import { metadataKey } from '../src/domain/video.ts';
 import type { VideoMetadata } from '../src/domain/platform.ts';
+import { arrayLiteral } from '../src/db/array-literal.ts';
 import { ident, type LoggedEvent, type Projection } from './projection.ts';
 import { VIDEO_EVENT_TYPES, isVideoEventType } from './video-events.ts';
 
@@ -200,7 +201,7 @@ export const videosProjection: Projection = {
       (row.status === null && row.is_deleted === null && row.current_metadata === null && row.ended_at === null ? narrow : wide).push(row);
     }
     if (narrow.length > 0) {
-      const c = (key: keyof VideoChange) => narrow.map((r) => r[key]);
+      const c = (key: Exclude<keyof VideoChange, 'current_metadata'>) => arrayLiteral(narrow.map((r) => r[key]));
       await client.query(
         `UPDATE ${s}.video_schedule v SET
            next_slot = greatest(v.next_slot, c.next_slot),

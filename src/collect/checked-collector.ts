@@ -12,7 +12,9 @@ export function checkedResult(result: FetchResult, collectorName: string): Fetch
   if (result.status !== 'ok') return { ...result, message: cleanText(result.message, MAX_MESSAGE_LENGTH) };
   const problem = metricsProblem(result.metrics);
   if (problem) return { status: 'invalid', message: `${collectorName} answered a count that cannot be stored: ${problem}` };
-  return { ...result, provider: cleanText(result.provider, 200), metadata: cleanMetadata(result.metadata) };
+  const provider = cleanText(result.provider, 200);
+  const metadata = cleanMetadata(result.metadata);
+  return provider === result.provider && metadata === result.metadata ? result : { ...result, provider, metadata };
 }
 
 export function checkedCollector(collector: Collector): Collector {

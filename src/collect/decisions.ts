@@ -40,10 +40,11 @@ export async function applyDecisions(store: EventStore, decisions: readonly Deci
   const counts = new Map<string, number>();
   const perPlatform = new Map<string, number>();
   let position: Position | null = null;
-  const note = (platform: string, types: string[], at: Position | null) => {
-    for (const t of types) {
-      counts.set(t, (counts.get(t) ?? 0) + 1);
-      perPlatform.set(`${platform}:${t}`, (perPlatform.get(`${platform}:${t}`) ?? 0) + 1);
+  const note = (platform: string, events: readonly { type: string }[], at: Position | null) => {
+    for (const { type } of events) {
+      counts.set(type, (counts.get(type) ?? 0) + 1);
+      const key = `${platform}:${type}`;
+      perPlatform.set(key, (perPlatform.get(key) ?? 0) + 1);
     }
     if (at && (!position || comparePositions(at, position) > 0)) position = at;
   };
@@ -61,14 +62,14 @@ export async function applyDecisions(store: EventStore, decisions: readonly Deci
   const results = await appendManyIsolating(store, appends);
   const retries: Decision[] = [];
   results.forEach((result, i) => {
-    if (result.ok) note(pending[i]!.video.platform, appends[i]!.events.map((e) => e.type), result.result.position);
+    if (result.ok) note(pending[i]!.video.platform, appends[i]!.events, result.result.position);
     else if (isRefused(result)) retries.push(unstorable(pending[i]!, result.refused.message));
     else retries.push(pending[i]!);
   });
   for (const { video, command } of retries) {
     try {
       const handled = await handleCommand(store, streamIdOfVideo(video.video_id), videoDecider, command);
-      note(video.platform, handled.events.map((e) => e.type), handled.position);
+      note(video.platform, handled.events, handled.position);
     } catch (error) {
       // Refused again, alone: nothing this scheduler can write for it now; the next sweep tries again.
       if (!(error instanceof DomainError) && !isUnstorableData(error)) throw error;

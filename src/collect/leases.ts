@@ -103,9 +103,12 @@ export async function markInFlight(pool: Pool, holder: string, pending: Readonly
   const { rows } = await pool.query<{ org_id: string }>(
     `WITH mine AS (${LOCK_IN_ORDER})
      UPDATE sched.org_leases l SET in_flight = p.in_flight
-     FROM mine JOIN unnest($1::text[], $3::jsonb[]) AS p(org_id, in_flight) USING (org_id) WHERE l.org_id = mine.org_id
+     FROM mine JOIN unnest($1::text[], string_to_array($3, chr(10))::jsonb[]) AS p(org_id, in_flight) USING (org_id)
+     WHERE l.org_id = mine.org_id
      RETURNING l.org_id`,
-    [[...pending.keys()], holder, [...pending.values()].map((v) => JSON.stringify(v))],
+    // The marks as JSON documents a line apart (JSON.stringify writes no line break): a jsonb[]
+    // would have pg escape every quote of kilobytes of marks, and the server unescape them.
+    [[...pending.keys()], holder, Array.from(pending.values(), (marks) => JSON.stringify(marks)).join('\n')],
   );
   return new Set(rows.map((r) => r.org_id));
 }

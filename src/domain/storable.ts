@@ -24,7 +24,7 @@ const MAYBE_UNSTORABLE = /[\u0000\ud800-\udfff]/;
 
 /** True when the text holds a character no store of ours can keep (NUL, a lone surrogate). */
 export function hasUnstorableCharacters(text: string): boolean {
-  return UNSTORABLE.test(text);
+  return MAYBE_UNSTORABLE.test(text) && UNSTORABLE.test(text);
 }
 
 /** The text without NUL and lone surrogates, cut to `maxLength` code units without splitting a pair. */
@@ -36,12 +36,13 @@ export function cleanText(text: string, maxLength: number): string {
   return /[\ud800-\udbff]$/.test(cut) ? cut.slice(0, -1) : cut;
 }
 
+/** The metadata with its texts cleaned: the same object when they already were (nearly always). */
 export function cleanMetadata(metadata: VideoMetadata): VideoMetadata {
-  return {
-    title: cleanText(metadata.title, TEXT_LIMITS.title),
-    creator: cleanText(metadata.creator, TEXT_LIMITS.creator),
-    description: cleanText(metadata.description, TEXT_LIMITS.description),
-  };
+  const title = cleanText(metadata.title, TEXT_LIMITS.title);
+  const creator = cleanText(metadata.creator, TEXT_LIMITS.creator);
+  const description = cleanText(metadata.description, TEXT_LIMITS.description);
+  if (title === metadata.title && creator === metadata.creator && description === metadata.description) return metadata;
+  return { title, creator, description };
 }
 
 /** Digits of any integer above MAX_COUNT (19 digits) need not be read to refuse it. */
@@ -61,11 +62,28 @@ export function countOf(value: unknown): string | null {
   return digits.length < MAX_COUNT_DIGITS.length || digits <= MAX_COUNT_DIGITS ? digits : null;
 }
 
+/**
+ * True when the value is a count in its canonical form: what countOf returns for it. Checked
+ * character by character: it runs for every metric of every snapshot, twice (at the collector's
+ * edge and in the decider), and countOf's match and copy were garbage for the collector's thread.
+ */
+function isCanonicalCount(value: unknown): boolean {
+  if (typeof value !== 'string') return false;
+  const length = value.length;
+  if (length === 0 || length > MAX_COUNT_DIGITS.length || (length > 1 && value.charCodeAt(0) === 48)) return false;
+  for (let i = 0; i < length; i++) {
+    const code = value.charCodeAt(i);
+    if (code < 48 || code > 57) return false;
+  }
+  return length < MAX_COUNT_DIGITS.length || value <= MAX_COUNT_DIGITS;
+}
+
 /** Why the metrics cannot be stored (the first bad one named), or null when every one is a count. */
 export function metricsProblem(metrics: Metrics): string | null {
-  for (const [name, value] of Object.entries(metrics)) {
-    if (value === undefined) continue;
-    if (countOf(value) !== value) return `${name} is not a count from 0 to ${MAX_COUNT}: ${describe(value)}`;
+  for (const name in metrics) {
+    const value: unknown = metrics[name as keyof Metrics];
+    if (value === undefined || isCanonicalCount(value)) continue;
+    return `${name} is not a count from 0 to ${MAX_COUNT}: ${describe(value)}`;
   }
   return null;
 }

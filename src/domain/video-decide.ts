@@ -61,7 +61,9 @@ const MAX_MESSAGE_LENGTH = 2_000;
 function storableSnapshot(snapshot: CollectedSnapshot): CollectedSnapshot {
   const problem = metricsProblem(snapshot.metrics);
   if (problem) throw new DomainError('invalid_argument', `the platform's answer cannot be stored: ${problem}`);
-  return { ...snapshot, provider: cleanText(snapshot.provider, 200), metadata: cleanMetadata(snapshot.metadata) };
+  const provider = cleanText(snapshot.provider, 200);
+  const metadata = cleanMetadata(snapshot.metadata);
+  return provider === snapshot.provider && metadata === snapshot.metadata ? snapshot : { ...snapshot, provider, metadata };
 }
 
 export function decideVideo(command: VideoCommand, state: VideoState): VideoEvent[] {

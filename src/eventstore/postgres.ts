@@ -46,6 +46,7 @@ import { postgresLog } from './postgres-log.ts';
 import { EVENT_COLUMNS, toRecordedEvent, type EventRow } from './postgres-rows.ts';
 import { hasUnstorableCharacters } from '../domain/storable.ts';
 import { prepared } from '../db/prepared.ts';
+import { arrayLiteral } from '../db/array-literal.ts';
 import { UnstorableData } from './unstorable.ts';
 
 export interface PostgresEventStoreOptions {
@@ -420,7 +421,8 @@ async function runAppend(db: Queryable, appends: readonly StreamAppend[]): Promi
   for (let attempt = 1; ; attempt++) {
     const { name, text } = optimistic ? OPTIMISTIC_APPEND : SAFE_APPEND;
     try {
-      rows = (await db.query<AppendRow>({ name: appends.length <= PREPARED_UP_TO ? name : undefined, text, values: params })).rows;
+      const query = { name: appends.length <= PREPARED_UP_TO ? name : undefined, text, values: params, rowMode: 'array' as const };
+      rows = (await db.query<AppendRow>(query)).rows;
       break;
     } catch (error) {
       const code = (error as { code?: string }).code ?? '';
@@ -441,18 +443,19 @@ async function runAppend(db: Queryable, appends: readonly StreamAppend[]): Promi
     }
   }
 
-  // Each stream's last revision and position among the events written for it.
-  const written = new Map<string, { revision: bigint; position: bigint; commit: string }>();
-  for (const row of rows) {
-    const revision = BigInt(row.revision);
-    const position = BigInt(row.position);
-    const last = written.get(row.stream_id);
-    if (!last) written.set(row.stream_id, { revision, position, commit: row.transaction_id });
+  // Each stream's last revision and position among the events written for it, compared as
+  // digits: a collection batch returns a row for each of its thousands of events.
+  const written = new Map<string, { revision: string; position: string }>();
+  for (const [streamId, revision, position] of rows) {
+    const last = written.get(streamId);
+    if (!last) written.set(streamId, { revision, position });
     else {
-      if (revision > last.revision) last.revision = revision;
-      if (position > last.position) last.position = position;
+      if (digitsAbove(revision, last.revision)) last.revision = revision;
+      if (digitsAbove(position, last.position)) last.position = position;
     }
   }
+  // One transaction wrote them all.
+  const commit = rows.length > 0 ? BigInt(rows[0]![3]) : 0n;
   const conflicted = appends.filter((append) => !written.has(append.streamId)).map((append) => append.streamId);
   const actual = conflicted.length > 0 ? await currentRevisions(db, conflicted) : new Map<string, bigint>();
   return appends.map(({ streamId, expectedRevision }): BatchAppendResult => {
@@ -463,9 +466,14 @@ async function runAppend(db: Queryable, appends: readonly StreamAppend[]): Promi
     return {
       streamId,
       ok: true,
-      result: { nextExpectedRevision: last.revision, position: { commit: BigInt(last.commit), prepare: last.position } },
+      result: { nextExpectedRevision: BigInt(last.revision), position: { commit, prepare: BigInt(last.position) } },
     };
   });
+}
+
+/** a > b, for two non-negative integers written without leading zeros. */
+function digitsAbove(a: string, b: string): boolean {
+  return a.length === b.length ? a > b : a.length > b.length;
 }
 
 /** Read after the fact (a fresh snapshot), so the revision reported is the one that won. */
@@ -477,12 +485,8 @@ async function currentRevisions(db: Queryable, streamIds: string[]): Promise<Map
   return new Map(rows.map((row) => [row.stream_id, BigInt(row.revision)]));
 }
 
-interface AppendRow {
-  stream_id: string;
-  revision: string;
-  position: string;
-  transaction_id: string;
-}
+/** stream_id, revision, position, transaction_id: as an array, which pg fills by index rather than by name. */
+type AppendRow = [streamId: string, revision: string, position: string, transactionId: string];
 
 /**
  * Streams and events as parallel arrays, except the events' data and metadata: each is one
@@ -532,7 +536,16 @@ function toParams(appends: readonly StreamAppend[]): unknown[] {
       }
     }
   }
-  return [streamIds, kinds, expected, ordinals, indexes, types, dataText, metadataText];
+  return [
+    arrayLiteral(streamIds),
+    arrayLiteral(kinds),
+    arrayLiteral(expected),
+    arrayLiteral(ordinals),
+    arrayLiteral(indexes),
+    arrayLiteral(types),
+    dataText,
+    metadataText,
+  ];
 }
 
 const SUSPECT_ESCAPE = /\\u(?:0000|d[89a-f][0-9a-f]{2})/i;
