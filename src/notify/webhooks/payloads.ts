@@ -33,20 +33,27 @@ const STATUS_AFTER: Partial<Record<WebhookEventType, VideoStatus>> = {
   'tracking.failed': 'error',
 };
 
+type CauseData = { orgId: string; mode: KeyMode; videoId: string; at: string; reason?: string; endpointId?: string };
+
+/** A video's webhook event. Not a closure inside causeOf: that one runs for every event of the log. */
+function videoCause(type: WebhookEventType, event: RecordedEvent, timestamp: string): WebhookCause {
+  const d = event.data as CauseData;
+  return { type, orgId: d.orgId, mode: d.mode, videoId: d.videoId, endpointId: null, timestamp, event };
+}
+
 export function causeOf(event: RecordedEvent): WebhookCause | null {
-  const d = event.data as { orgId: string; mode: KeyMode; videoId: string; at: string; reason?: string; endpointId?: string };
-  const video = (type: WebhookEventType, timestamp = d.at): WebhookCause => ({ type, orgId: d.orgId, mode: d.mode, videoId: d.videoId, endpointId: null, timestamp, event });
+  const d = event.data as CauseData;
   switch (event.type) {
     case 'SnapshotRecorded':
-      return video('snapshot.created', (event.data as SnapshotRecorded['data']).snapshotTime);
+      return videoCause('snapshot.created', event, (event.data as SnapshotRecorded['data']).snapshotTime);
     case 'VideoCompleted':
-      return video(d.reason === 'stopped' ? 'video.stopped' : 'tracking.completed');
+      return videoCause(d.reason === 'stopped' ? 'video.stopped' : 'tracking.completed', event, d.at);
     case 'VideoPaused':
-      return video('tracking.paused');
+      return videoCause('tracking.paused', event, d.at);
     case 'VideoResumed':
-      return video('tracking.resumed');
+      return videoCause('tracking.resumed', event, d.at);
     case 'VideoErrored':
-      return video('tracking.failed');
+      return videoCause('tracking.failed', event, d.at);
     case 'WebhookTestRequested':
       return { type: 'webhook.test', orgId: d.orgId, mode: d.mode, videoId: null, endpointId: d.endpointId!, timestamp: d.at, event };
     default:
