@@ -82,7 +82,8 @@ function isCanonicalCount(value: unknown): boolean {
 export function metricsProblem(metrics: Metrics): string | null {
   for (const name in metrics) {
     const value: unknown = metrics[name as keyof Metrics];
-    if (value === undefined || isCanonicalCount(value)) continue;
+    // Left out (undefined, or null: the read model stores both as NULL), or a count.
+    if (value == null || isCanonicalCount(value)) continue;
     return `${name} is not a count from 0 to ${MAX_COUNT}: ${describe(value)}`;
   }
   return null;

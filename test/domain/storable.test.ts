@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { DomainError } from '../../src/domain/errors.ts';
 import { cleanMetadata, cleanText, countOf, hasUnstorableCharacters, MAX_COUNT, metricsProblem, TEXT_LIMITS } from '../../src/domain/storable.ts';
+import type { Metrics } from '../../src/domain/platform.ts';
 import { decideVideo } from '../../src/domain/video-decide.ts';
 import { metadataKey, type VideoState } from '../../src/domain/video.ts';
 
@@ -29,6 +30,15 @@ describe('countOf', () => {
     assert.equal(metricsProblem({ views: '1', likes: '2' }), null);
     assert.match(metricsProblem({ views: '1', likes: '9223372036854775808' })!, /^likes is not a count/);
     assert.match(metricsProblem({ views: '007' })!, /^views/, 'only canonical strings are counts in an event');
+  });
+
+  it('takes as a metric exactly what countOf gives back unchanged, or nothing (undefined, null)', () => {
+    const values = ['0', '7', '10', '00', '01', '9223372036854775807', '9223372036854775808', '1000000000000000000', '9999999999999999999',
+      '0009', '-0', '+1', '1 ', '１', '٣', 'abc', '', '9'.repeat(20), 0, 7, -1, 1.5, null, undefined, true, {}, 10n];
+    for (const value of values) {
+      const asMetric = metricsProblem({ views: value } as unknown as Metrics) === null;
+      assert.equal(asMetric, value == null || countOf(value) === value, `${typeof value} ${String(value)}`);
+    }
   });
 });
 
