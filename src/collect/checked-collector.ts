@@ -2,7 +2,7 @@
 // sees it, whichever collector (or fake, or simulator) gave it: text is cleaned, and an answer
 // with a count that is not one is malformed (`invalid`: the spec's 500 at track time, a retried
 // slot while tracking), so one odd datum never reaches a multi-stream append.
-import { cleanMetadata, cleanText, metricsProblem } from '../domain/storable.ts';
+import { cleanAnswerTexts, cleanText, metricsProblem } from '../domain/storable.ts';
 import type { Collector, FetchResult } from './collector.ts';
 
 /** Platform error texts are quoted into messages; a longer one is cut. */
@@ -12,9 +12,7 @@ export function checkedResult(result: FetchResult, collectorName: string): Fetch
   if (result.status !== 'ok') return { ...result, message: cleanText(result.message, MAX_MESSAGE_LENGTH) };
   const problem = metricsProblem(result.metrics);
   if (problem) return { status: 'invalid', message: `${collectorName} answered a count that cannot be stored: ${problem}` };
-  const provider = cleanText(result.provider, 200);
-  const metadata = cleanMetadata(result.metadata);
-  return provider === result.provider && metadata === result.metadata ? result : { ...result, provider, metadata };
+  return cleanAnswerTexts(result);
 }
 
 export function checkedCollector(collector: Collector): Collector {

@@ -6,6 +6,7 @@
 // escaping: the literal is then one join.
 
 const NEEDS_ESCAPE = /["\\]/;
+const ESCAPE_ALL = new RegExp(NEEDS_ESCAPE.source, 'g');
 
 type Element = string | number | boolean | null;
 
@@ -15,5 +16,5 @@ const plain = (value: Element) => value !== null && (typeof value !== 'string' |
 export function arrayLiteral(values: readonly Element[]): string {
   if (values.length === 0) return '{}';
   if (values.every(plain)) return `{"${values.join('","')}"}`;
-  return `{${values.map((value) => (value === null ? 'NULL' : `"${String(value).replace(/["\\]/g, '\\$&')}"`)).join(',')}}`;
+  return `{${values.map((value) => (value === null ? 'NULL' : `"${String(value).replace(ESCAPE_ALL, '\\$&')}"`)).join(',')}}`;
 }

@@ -45,29 +45,28 @@ export function cleanMetadata(metadata: VideoMetadata): VideoMetadata {
   return { title, creator, description };
 }
 
-/** Digits of any integer above MAX_COUNT (19 digits) need not be read to refuse it. */
-const COUNT_DIGITS = /^0*([0-9]{1,19})$/;
+/** Longest provider name kept (ours are a collector's name, such as `simulator`). */
+const PROVIDER_LIMIT = 200;
+
+/**
+ * A platform's answer with its texts (provider, metadata) cleaned: the same object when they
+ * already were, as nearly always, so the answer is not copied at each check it passes.
+ */
+export function cleanAnswerTexts<T extends { provider: string; metadata: VideoMetadata }>(answer: T): T {
+  const provider = cleanText(answer.provider, PROVIDER_LIMIT);
+  const metadata = cleanMetadata(answer.metadata);
+  return provider === answer.provider && metadata === answer.metadata ? answer : { ...answer, provider, metadata };
+}
+
 const MAX_COUNT_DIGITS = MAX_COUNT.toString();
 
 /**
- * A count as its canonical decimal string, or null when the value is not one: a non-negative
- * integer up to MAX_COUNT, given as a JSON number (exact, so at most 2^53 − 1) or a digit string.
+ * True when the value is a count in its canonical form (digits, no leading zero, at most
+ * MAX_COUNT). Checked character by character, with no match and no copy: it runs for every
+ * metric of every snapshot, twice (at the collector's edge and in the decider). A text longer
+ * than MAX_COUNT's digits is refused unread.
  */
-export function countOf(value: unknown): string | null {
-  if (typeof value === 'number') return Number.isSafeInteger(value) && value >= 0 ? String(value) : null;
-  if (typeof value !== 'string') return null;
-  const digits = COUNT_DIGITS.exec(value)?.[1];
-  if (digits === undefined) return null;
-  // Without leading zeros: fewer than 19 digits are below MAX_COUNT, and 19 compare as text.
-  return digits.length < MAX_COUNT_DIGITS.length || digits <= MAX_COUNT_DIGITS ? digits : null;
-}
-
-/**
- * True when the value is a count in its canonical form: what countOf returns for it. Checked
- * character by character: it runs for every metric of every snapshot, twice (at the collector's
- * edge and in the decider), and countOf's match and copy were garbage for the collector's thread.
- */
-function isCanonicalCount(value: unknown): boolean {
+function isCanonicalCount(value: unknown): value is string {
   if (typeof value !== 'string') return false;
   const length = value.length;
   if (length === 0 || length > MAX_COUNT_DIGITS.length || (length > 1 && value.charCodeAt(0) === 48)) return false;
@@ -75,7 +74,22 @@ function isCanonicalCount(value: unknown): boolean {
     const code = value.charCodeAt(i);
     if (code < 48 || code > 57) return false;
   }
+  // Fewer digits than MAX_COUNT are below it; as many compare as text.
   return length < MAX_COUNT_DIGITS.length || value <= MAX_COUNT_DIGITS;
+}
+
+/**
+ * A count as its canonical decimal string, or null when the value is not one: a non-negative
+ * integer up to MAX_COUNT, given as a JSON number (exact, so at most 2^53 − 1) or a digit string
+ * (leading zeros allowed).
+ */
+export function countOf(value: unknown): string | null {
+  if (typeof value === 'number') return Number.isSafeInteger(value) && value >= 0 ? String(value) : null;
+  if (typeof value !== 'string') return null;
+  let start = 0;
+  while (start < value.length - 1 && value.charCodeAt(start) === 48) start++;
+  const digits = start === 0 ? value : value.slice(start);
+  return isCanonicalCount(digits) ? digits : null;
 }
 
 /** Why the metrics cannot be stored (the first bad one named), or null when every one is a count. */

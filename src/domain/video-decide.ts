@@ -4,7 +4,7 @@ import { DomainError } from './errors.ts';
 import { SNAPSHOT_PRICE, type Micros } from './money.ts';
 import { trackingShortfall } from './tracking-funds.ts';
 import type { KeyMode, Metrics, Platform, VideoMetadata } from './platform.ts';
-import { cleanMetadata, cleanText, hasUnstorableCharacters, metricsProblem } from './storable.ts';
+import { cleanAnswerTexts, cleanText, hasUnstorableCharacters, metricsProblem } from './storable.ts';
 import {
   FAILED_HOURS_BEFORE_ERROR,
   endsAt,
@@ -61,9 +61,7 @@ const MAX_MESSAGE_LENGTH = 2_000;
 function storableSnapshot(snapshot: CollectedSnapshot): CollectedSnapshot {
   const problem = metricsProblem(snapshot.metrics);
   if (problem) throw new DomainError('invalid_argument', `the platform's answer cannot be stored: ${problem}`);
-  const provider = cleanText(snapshot.provider, 200);
-  const metadata = cleanMetadata(snapshot.metadata);
-  return provider === snapshot.provider && metadata === snapshot.metadata ? snapshot : { ...snapshot, provider, metadata };
+  return cleanAnswerTexts(snapshot);
 }
 
 export function decideVideo(command: VideoCommand, state: VideoState): VideoEvent[] {
