@@ -243,18 +243,27 @@ export class ProjectionRunner {
     if (!log) return;
     const empty = this.projections.filter((projection) => checkpoints.get(projection.name) === null);
     if (empty.length === 0) return;
-    const counted = log.countUpTo(this.pool, upTo);
     const { connections = os.availableParallelism(), onReplayed } = this.options.replay ?? {};
     const lanes = [this.client!, ...this.laneClients].slice(0, Math.max(1, Math.min(connections, empty.length)));
-    const built = await replayInDatabase(log, lanes, empty, this.options.schema, upTo, onReplayed).catch(async (error: unknown) => {
-      await counted.catch(() => undefined);
-      throw error;
+    // The count is only progress: a scan of the whole log, left to a lane that has done its
+    // part, and without parallel workers, which would take the core of the lanes still at work.
+    let events: number | undefined;
+    const built = await replayInDatabase(log, lanes, empty, this.options.schema, upTo, {
+      onReplayed,
+      chore: async (client) => {
+        await client.query('BEGIN');
+        try {
+          await client.query('SET LOCAL max_parallel_workers_per_gather = 0');
+          events = await log.countUpTo(client, upTo);
+        } finally {
+          await client.query('COMMIT');
+        }
+      },
     });
-    const events = await counted;
     for (const name of built) checkpoints.set(name, upTo);
     // Progress in events only when the replay did the whole build: otherwise the pages count
     // every event again from the least advanced read model.
-    if (built.length === this.projections.length) this.options.onPage?.(events, upTo);
+    if (built.length === this.projections.length) this.options.onPage?.(events ?? (await log.countUpTo(this.pool, upTo)), upTo);
   }
 
   private async newerInDatabase(): Promise<boolean> {

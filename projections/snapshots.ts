@@ -24,7 +24,7 @@ export const snapshotsProjection: Projection = {
     await client.query(
       `INSERT INTO ${ident(schema)}.snapshots (video_id, slot, snapshot_id, snapshot_time, provider, ${METRICS.join(', ')})
        SELECT "videoId", slot::int, "snapshotId", "snapshotTime"::timestamptz, provider, ${METRICS.map((m) => `m.${m}`).join(', ')}
-       FROM ${log.videoEvents}, json_to_record(video_events.metrics) AS m(${METRICS.map((m) => `${m} bigint`).join(', ')})
+       FROM ${log.videoEvents}, json_to_record(video_events.metrics::json) AS m(${METRICS.map((m) => `${m} bigint`).join(', ')})
        WHERE type = 'SnapshotRecorded'`,
     );
   },

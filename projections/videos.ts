@@ -117,7 +117,7 @@ export const videosProjection: Projection = {
       snapshotted AS (
         SELECT "videoId" AS video_id, count(*) AS snapshot_count, max(slot::int) + 1 AS next_slot, max(revision) AS revision,
           max("snapshotTime")::timestamptz AS last_updated,
-          ${last(`metadata::text`, `json_typeof(metadata) = 'object'`)}::jsonb AS metadata
+          ${last('metadata', `json_typeof(metadata::json) = 'object'`)}::jsonb AS metadata
         FROM ${log.videoEvents} WHERE type = 'SnapshotRecorded' GROUP BY "videoId"),
       changed AS (
         SELECT "videoId" AS video_id, max(revision) AS revision,
@@ -351,12 +351,15 @@ function last(value: string, where: string): string {
 /**
  * metadataKey (src/domain/video.ts) in SQL, for a jsonb metadata expression: the same SHA-256 of
  * the same JSON text (jsonb prints a string and null as JSON.stringify does; the items are
- * joined here with no space between them), base64url without padding.
+ * joined here with no space between them), base64url without padding. The 44 characters of a
+ * SHA-256 in base64 end in one '=': the first 43 are the key. `replace` and `left` in place of
+ * `translate` and `rtrim`, which read the text character by character: 5.1-5.2 s against
+ * 6.3-6.5 s for 1,000,000 keys.
  */
 export function metadataKeySql(metadata: string): string {
   const item = (field: string) => `coalesce((${metadata} -> '${field}')::text, 'null')`;
   const json = `'[' || ${item('title')} || ',' || ${item('creator')} || ',' || ${item('description')} || ']'`;
-  return `rtrim(translate(encode(sha256(convert_to(${json}, 'UTF8')), 'base64'), '+/', '-_'), '=')`;
+  return `replace(replace(left(encode(sha256(convert_to(${json}, 'UTF8')), 'base64'), 43), '+', '-'), '/', '_')`;
 }
 
 function setAndReturn<K, V>(map: Map<K, V>, key: K, value: V): V {

@@ -115,6 +115,11 @@ export interface LogInDatabase {
    * position (bigint), stream_id, revision (bigint: a stream's order), type and data (json).
    */
   eventsUpTo(upTo: Position): string;
+  /**
+   * The same events as `eventsUpTo`, as `parts` FROM items named `log` that share none and
+   * together hold them all: one for each of the connections that read them at once.
+   */
+  partsUpTo(db: SqlClient, upTo: Position, parts: number): Promise<string[]>;
   /** How many events there are up to `upTo` (inclusive). */
   countUpTo(db: SqlClient, upTo: Position): Promise<number>;
   /**

@@ -214,3 +214,32 @@ test('postgres: subscriptions woken by the same appends share the reads of the l
     await db.drop();
   }
 });
+
+test('postgres: the log in parts (a rebuild reads one a connection) holds each event up to the position once, whatever the parts', async () => {
+  const fixture = await makeStore();
+  try {
+    // Enough events for many pages, some appended after the position read below.
+    const appends = Array.from({ length: 40 }, (_, s) => ({ streamId: `parts-${s}`, events: Array.from({ length: 50 }, (_, i) => ({ type: 'E', data: { s, i, pad: 'x'.repeat(200) } })), expectedRevision: 'no_stream' as const }));
+    const [first] = await fixture.store.appendMany(appends.slice(0, 30));
+    assert.ok(first);
+    const { rows: [head] } = await fixture.pool.query<{ commit: string; prepare: string }>(
+      `SELECT transaction_id::text AS commit, position::text AS prepare FROM es.events ORDER BY transaction_id DESC, position DESC LIMIT 1`,
+    );
+    const upTo = { commit: BigInt(head!.commit), prepare: BigInt(head!.prepare) };
+    await fixture.store.appendMany(appends.slice(30));
+    const log = fixture.store.logInDatabase!(fixture.pool)!;
+    const expected = await log.countUpTo(fixture.pool, upTo);
+    assert.equal(expected, 1500);
+    for (const parts of [1, 3, 8, 400]) {
+      const positions: string[] = [];
+      for (const part of await log.partsUpTo(fixture.pool, upTo, parts)) {
+        const { rows } = await fixture.pool.query<{ position: string }>(`SELECT log.position::text AS position FROM ${part}`);
+        positions.push(...rows.map((r) => r.position));
+      }
+      assert.equal(positions.length, expected, `${parts} parts hold every event up to the position`);
+      assert.equal(new Set(positions).size, expected, `${parts} parts share no event`);
+    }
+  } finally {
+    await fixture.teardown();
+  }
+});
