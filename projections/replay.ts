@@ -57,18 +57,12 @@ export async function replayInDatabase(
     const built: string[] = [];
     const lane = async (client: PoolClient) => {
       if (client === lanes[0]) await rest.catch(() => undefined);
-      for (let projection = queue.shift(); projection; projection = queue.shift()) {
+      await takeTurns(queue, async (projection) => {
         const started = performance.now();
-        const replayed = await source(client, projection)
-          .then((from) => replayOne(client, projection, schema, upTo, from))
-          .catch((error: unknown) => {
-            queue.length = 0; // the build fails: start nothing more
-            throw error;
-          });
-        if (!replayed) continue;
+        if (!(await replayOne(client, projection, schema, upTo, await source(client, projection)))) return;
         built.push(projection.name);
         options.onReplayed?.(projection.name, (performance.now() - started) / 1000);
-      }
+      });
       const mine = chore;
       chore = undefined;
       await mine?.(client);
@@ -98,20 +92,22 @@ export async function replayInDatabase(
 /** The video events parsed once, the parts shared out among the lanes; false when they cannot be (then every read model goes page by page). */
 async function stage(lanes: readonly PoolClient[], schema: string, parts: readonly string[]): Promise<boolean> {
   const queue = parts.map((log, part) => ({ log, part }));
-  const lane = async (client: PoolClient) => {
-    for (let next = queue.shift(); next; next = queue.shift()) {
-      await stageVideoEvents(client, schema, next.log, next.part).catch((error: unknown) => {
-        queue.length = 0; // the staging fails: start nothing more
-        throw error;
-      });
-    }
-  };
-  const settled = await Promise.allSettled(lanes.map(lane));
+  const settled = await Promise.allSettled(lanes.map((client) => takeTurns(queue, (next) => stageVideoEvents(client, schema, next.log, next.part))));
   const failure = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
   if (!failure) return true;
   if (isTransient(failure.reason)) throw failure.reason;
   warn('the video events cannot be parsed in the database; every read model is built page by page instead', { error: errorText(failure.reason) });
   return false;
+}
+
+/** A lane's share of `queue`, which the lanes take from in turn, each when it is free: after a failure no lane starts another item. */
+async function takeTurns<T>(queue: T[], work: (item: T) => Promise<void>): Promise<void> {
+  for (let item = queue.shift(); item !== undefined; item = queue.shift()) {
+    await work(item).catch((error: unknown) => {
+      queue.length = 0;
+      throw error;
+    });
+  }
 }
 
 function readsOnlyVideoEvents(projection: Projection): boolean {
