@@ -60,6 +60,13 @@ export interface SubscribeOptions {
    * pages pile up in memory.
    */
   readonly ready?: () => Promise<void>;
+  /**
+   * For a reader that need not see events at once (the reactors): once caught up, it reads the
+   * log at most once in this many milliseconds, however often appends wake it, so that under a
+   * stream of small appends it reads fewer, larger pages. A page that comes full is followed at
+   * once. Honoured by the PostgreSQL store, whose readers poll; EventStoreDB pushes its events.
+   */
+  readonly minReadIntervalMs?: number;
 }
 
 export interface EventStore {

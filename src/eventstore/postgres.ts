@@ -23,6 +23,7 @@
 // Readers are woken by LISTEN/NOTIFY, sent after the append commits (announcer.ts
 // says why not inside it), and poll as a fallback, since the horizon also moves
 // when a transaction that wrote no events ends.
+import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { Observable, type Subscriber } from 'rxjs';
 import {
@@ -169,18 +170,18 @@ export class PostgresEventStore implements EventStore {
         return;
       }
       const wakeup = new Wakeup();
-      let stopped = false;
+      const stopped = new AbortController();
       const stopListening = this.notifier.add(() => wakeup.fire());
       const handle = {
         stop: () => {
-          stopped = true;
+          stopped.abort();
           wakeup.fire();
         },
         done: Promise.resolve(),
       };
-      handle.done = this.follow(from, options, subscriber, () => stopped, wakeup)
+      handle.done = this.follow(from, options, subscriber, stopped.signal, wakeup)
         .catch((error: unknown) => {
-          if (!stopped) subscriber.error(error);
+          if (!stopped.signal.aborted) subscriber.error(error);
         })
         .finally(() => {
           stopListening();
@@ -212,18 +213,21 @@ export class PostgresEventStore implements EventStore {
     from: Position | null,
     options: SubscribeOptions,
     subscriber: Subscriber<RecordedEvent[]>,
-    isStopped: () => boolean,
+    stopped: AbortSignal,
     wakeup: Wakeup,
   ): Promise<void> {
+    const isStopped = () => stopped.aborted;
     const batchSize = options.batchSize ?? DEFAULT_BATCH_SIZE;
     let after: Position = from ?? { commit: 0n, prepare: 0n };
     let idleMs = FIRST_POLL_MS;
     let activeAt = performance.now();
     let wokeAt = activeAt;
     let first = true;
+    let readAt = Number.NEGATIVE_INFINITY;
     while (!isStopped()) {
       if (options.ready) await options.ready();
       if (isStopped()) return;
+      readAt = performance.now();
       const { page, upToDate } = await this.readShared(after, batchSize, wokeAt, first);
       first = false;
       if (isStopped()) return;
@@ -234,7 +238,13 @@ export class PostgresEventStore implements EventStore {
         activeAt = performance.now();
         if (page.length === batchSize || !upToDate) continue; // more may be waiting: no pause
       }
-      const notified = await wakeup.wait(idleMs);
+      let notified = await wakeup.wait(idleMs);
+      const early = readAt + (options.minReadIntervalMs ?? 0) - performance.now();
+      if (early > 0 && !isStopped()) {
+        await sleep(early, undefined, { signal: stopped }).catch(() => undefined);
+        // The read below covers what woke the subscription meanwhile.
+        notified = wakeup.take() || notified;
+      }
       // A poll needs a read sent from now on; a notification, one sent since it fired.
       wokeAt = notified ? wakeup.firedAt : performance.now();
       if (notified) activeAt = wokeAt;
@@ -590,6 +600,13 @@ class Wakeup {
     this.pending = true;
     this.firedAt = performance.now();
     this.release?.();
+  }
+
+  /** Whether it fired since the last wait; the next wait then waits for another fire. */
+  take(): boolean {
+    const fired = this.pending;
+    this.pending = false;
+    return fired;
   }
 
   /** Resolves true when fired, false when ms passed first. */

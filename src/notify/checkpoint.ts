@@ -5,6 +5,15 @@ import { prepared } from '../db/prepared.ts';
 
 export type CheckpointTable = 'notify.checkpoint' | 'webhooks.checkpoint';
 
+/**
+ * How often a reactor caught up with the log reads it (SubscribeOptions.minReadIntervalMs).
+ * Woken by every append, a reactor read the log as often as the projector, and each of its
+ * pages cost reads of endpoints and alerts and a checkpoint's write: `npm run bench -- --only
+ * http-track` answered 1,903-1,922 tracks/s so, 2,229-2,269 with a reactor reading at most
+ * every 200 ms. Its e-mails and deliveries wait that much longer at most.
+ */
+export const REACTOR_READ_INTERVAL_MS = 200;
+
 /** Where the reactor left off; null: from the start of the log. */
 export async function readCheckpoint(db: Pick<Pool, 'query'>, table: CheckpointTable): Promise<Position | null> {
   const { rows } = await db.query<{ commit_position: string; prepare_position: string }>(`SELECT commit_position, prepare_position FROM ${table} WHERE id = 1`);

@@ -6,7 +6,7 @@
 import type { Pool } from 'pg';
 import { Subscription, concatMap, from } from 'rxjs';
 import { withTransaction } from '../db/pool.ts';
-import { advanceCheckpoint, readCheckpoint } from './checkpoint.ts';
+import { REACTOR_READ_INTERVAL_MS, advanceCheckpoint, readCheckpoint } from './checkpoint.ts';
 import type { Migration } from '../db/migrate.ts';
 import type { VideoCompleted } from '../domain/video.ts';
 import type { EventStore, RecordedEvent } from '../eventstore/port.ts';
@@ -81,7 +81,7 @@ export class CompletionEmails {
     // The page that failed before a retry must not fail the new subscription's first `ready()`.
     this.inFlight = Promise.resolve();
     this.subscription = this.store
-      .subscribeAll(from$, { batchSize: 5_000, ready: () => this.inFlight })
+      .subscribeAll(from$, { batchSize: 5_000, ready: () => this.inFlight, minReadIntervalMs: REACTOR_READ_INTERVAL_MS })
       .pipe(concatMap((page) => from((this.inFlight = this.handlePage(page)))))
       .subscribe({
         error: (error) => {

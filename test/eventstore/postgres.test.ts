@@ -6,7 +6,7 @@ import { appendManyOn, PostgresEventStore } from '../../src/eventstore/postgres.
 import { eventStoreMigrations } from '../../src/eventstore/postgres-schema.ts';
 import type { RecordedEvent } from '../../src/eventstore/port.ts';
 import { createTestDatabase } from '../support/db.ts';
-import { until } from '../support/wait.ts';
+import { until, within } from '../support/wait.ts';
 import { beginAppendOn } from './postgres-late-commit.ts';
 import { eventStoreContract, type ContractFixture } from './contract.ts';
 
@@ -177,6 +177,35 @@ async function waitFor(check: () => boolean, what: string, timeoutMs = 5000): Pr
     await sleep(10);
   }
 }
+
+test('postgres: a subscription with minReadIntervalMs follows full pages at once, then reads no more than once an interval, and stops without waiting it out', async () => {
+  const db = await createTestDatabase();
+  await migrate(db.pool, eventStoreMigrations);
+  const store = new PostgresEventStore(db.pool, { pollIntervalMs: 60_000 });
+  await store.append('paced', Array.from({ length: 5 }, (_, i) => ({ type: 'E', data: { i } })), 'no_stream');
+  const paced: RecordedEvent[][] = [];
+  const prompt: RecordedEvent[] = [];
+  const subs = [
+    store.subscribeAll(null, { batchSize: 2, minReadIntervalMs: 60_000 }).subscribe((page) => paced.push(page)),
+    store.subscribeAll(null).subscribe((page) => prompt.push(...page)),
+  ];
+  try {
+    // Pages of 2, 2 and 1: the full ones are followed at once, not a minute apart.
+    await until('the paced subscription to read the 5 events', () => (paced.flat().length === 5 ? true : undefined), 5_000, 10);
+    assert.deepEqual(paced.map((page) => page.length), [2, 2, 1]);
+    await store.append('paced', [{ type: 'E', data: { i: 5 } }], 4n);
+    await until('the prompt subscription to be woken for the new event', () => (prompt.length === 6 ? true : undefined), 5_000, 10);
+    // An absence can only be watched for a while: a read would have followed the NOTIFY within this.
+    await sleep(300);
+    assert.equal(paced.flat().length, 5, 'the paced subscription read again within its interval');
+    for (const sub of subs) sub.unsubscribe();
+    await within('the store to close while a subscription waits out its interval', store.close(), 5_000);
+  } finally {
+    for (const sub of subs) sub.unsubscribe();
+    await store.close();
+    await db.drop();
+  }
+});
 
 test('postgres: subscriptions woken by the same appends share the reads of the log, and each gets every event once, in order, without polling', async () => {
   const db = await createTestDatabase();

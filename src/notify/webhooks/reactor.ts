@@ -35,7 +35,7 @@ import { balanceChangesOf, watchBalances, type BalanceCandidate, type BalanceCha
 import { bodyOf, causeOf, dataOf, snapshotCreatedData, type VideoFacts, type WebhookCause } from './payloads.ts';
 import type { SecretBox } from './secret-box.ts';
 import { raceDeadline } from '../timers.ts';
-import { advanceCheckpoint, readCheckpoint } from '../checkpoint.ts';
+import { REACTOR_READ_INTERVAL_MS, advanceCheckpoint, readCheckpoint } from '../checkpoint.ts';
 
 export interface WebhookReactorDeps {
   store: EventStore;
@@ -111,7 +111,7 @@ export class WebhookReactor {
     // Pages as large as the projector's: a page is one transaction, and a burst of snapshots
     // (every video due at the top of the hour) is recorded at the pace the projector keeps.
     this.subscription = this.deps.store
-      .subscribeAll(from$, { batchSize: 5_000, ready: () => this.inFlight })
+      .subscribeAll(from$, { batchSize: 5_000, ready: () => this.inFlight, minReadIntervalMs: REACTOR_READ_INTERVAL_MS })
       .pipe(concatMap((page) => from((this.inFlight = this.handlePage(page)))))
       .subscribe({ error: (error) => this.failed(error) });
   }
