@@ -216,7 +216,6 @@ export class PostgresEventStore implements EventStore {
     stopped: AbortSignal,
     wakeup: Wakeup,
   ): Promise<void> {
-    const isStopped = () => stopped.aborted;
     const batchSize = options.batchSize ?? DEFAULT_BATCH_SIZE;
     let after: Position = from ?? { commit: 0n, prepare: 0n };
     let idleMs = FIRST_POLL_MS;
@@ -224,13 +223,13 @@ export class PostgresEventStore implements EventStore {
     let wokeAt = activeAt;
     let first = true;
     let readAt = Number.NEGATIVE_INFINITY;
-    while (!isStopped()) {
+    while (!stopped.aborted) {
       if (options.ready) await options.ready();
-      if (isStopped()) return;
+      if (stopped.aborted) return;
       readAt = performance.now();
       const { page, upToDate } = await this.readShared(after, batchSize, wokeAt, first);
       first = false;
-      if (isStopped()) return;
+      if (stopped.aborted) return;
       if (page.length > 0) {
         after = page[page.length - 1]!.position;
         subscriber.next(page);
@@ -240,7 +239,7 @@ export class PostgresEventStore implements EventStore {
       }
       let notified = await wakeup.wait(idleMs);
       const early = readAt + (options.minReadIntervalMs ?? 0) - performance.now();
-      if (early > 0 && !isStopped()) {
+      if (early > 0 && !stopped.aborted) {
         await sleep(early, undefined, { signal: stopped }).catch(() => undefined);
         // The read below covers what woke the subscription meanwhile.
         notified = wakeup.take() || notified;
