@@ -104,10 +104,12 @@ export const initialVideoState: VideoState = { exists: false };
 /**
  * A fingerprint of a video's metadata. The decider compares the platform's metadata with the
  * video's to log it only when it changes; a fingerprint lets the scheduler's read model carry
- * 43 characters instead of the text (descriptions run to thousands of characters).
+ * 44 characters instead of the text (descriptions run to thousands of characters). It hashes
+ * the metadata's JSON text, which is the text its event holds: a rebuild then hashes that text
+ * as it lies in the log, without parsing it (metadataKeySql).
  */
 export function metadataKey(metadata: VideoMetadata): string {
-  return hash('sha256', JSON.stringify([metadata.title, metadata.creator, metadata.description]), 'base64url');
+  return hash('sha256', JSON.stringify(metadata), 'base64');
 }
 
 export function streamIdOfVideo(videoId: string): string {
