@@ -244,12 +244,14 @@ export class ProjectionRunner {
     const empty = this.projections.filter((projection) => checkpoints.get(projection.name) === null);
     if (empty.length === 0) return;
     const { connections = os.availableParallelism(), onReplayed } = this.options.replay ?? {};
-    const lanes = [this.client!, ...this.laneClients].slice(0, Math.max(1, Math.min(connections, empty.length)));
+    const clients = [this.client!, ...this.laneClients];
+    const lanes = clients.slice(0, Math.max(1, Math.min(connections, empty.length)));
     // The count is only progress: a scan of the whole log, left to a lane that has done its
     // part, and without parallel workers, which would take the core of the lanes still at work.
     let events: number | undefined;
     const built = await replayInDatabase(log, lanes, empty, this.options.schema, upTo, {
       onReplayed,
+      spares: clients.slice(lanes.length),
       chore: async (client) => {
         await client.query('BEGIN');
         try {
