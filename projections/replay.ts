@@ -29,9 +29,8 @@ const PARTS_PER_LANE = 4;
 /**
  * Builds each of `projections` (whose tables in `schema` are empty) from every event up to
  * `upTo`, as many at once as there are `lanes` (connections). Resolves to the names of those
- * built; the others are left to the page path, their checkpoints untouched. `chore` runs once,
- * on the first lane left without a read model to build: the others still replay, so it costs
- * them no core.
+ * built (the others are left to the page path, their checkpoints untouched) and to how many
+ * events there are up to `upTo`.
  */
 export async function replayInDatabase(
   log: LogInDatabase,
@@ -41,27 +40,44 @@ export async function replayInDatabase(
   upTo: Position,
   options: {
     onReplayed?: (projection: string, seconds: number) => void;
-    chore?: (client: PoolClient) => Promise<void>;
     /** Connections beyond the lanes', which a lane goes on with while a read model it made commits. */
     spares?: readonly PoolClient[];
   } = {},
-): Promise<string[]> {
-  let chore = options.chore;
+): Promise<{ built: string[]; events?: number }> {
   const idle = [...(options.spares ?? [])];
   const commits: Promise<unknown>[] = [];
   const staging = projections.some((p) => p.replay && p.consumes.some(isVideoEventType));
   const parts = lanes.length * PARTS_PER_LANE;
   try {
-    if (staging && !(await stage(lanes, schema, await log.partsUpTo(lanes[0]!, upTo, parts)))) return [];
+    const staged = staging ? await stage(lanes, schema, await log.partsUpTo(lanes[0]!, upTo, parts)) : undefined;
+    if (staged === false) return { built: [] };
     // The rest of the log (a few events of organizations, keys, members...) copied once, on the
     // first lane while the others start, for the read models that read it: each read of it in
     // the log would scan every video event again.
-    const rest = staging && !projections.every(readsOnlyVideoEvents) ? copyRest(lanes[0]!, log, schema, upTo) : Promise.resolve(log);
+    const rest = staging && !projections.every(readsOnlyVideoEvents) ? copyRest(lanes[0]!, log, schema, upTo) : Promise.resolve<Rest>({ log });
     rest.catch(() => undefined); // awaited by each read model that reads it
     // Those with a replay of their own carry the bulk of the log: first, so that the last to
     // finish is a short one.
     const queue = [...projections.filter((p) => p.replay), ...projections.filter((p) => !p.replay)];
     const built: string[] = [];
+    // How many events: the staged and the copied ones, when there are both; else a count of the
+    // log, on the first lane left without a read model to build (the others still replay, so it
+    // costs them no core) and without parallel workers, which would take their cores.
+    let events: number | undefined;
+    let count: ((client: PoolClient) => Promise<void>) | undefined = async (client) => {
+      const copied = await rest;
+      if (staged !== undefined && copied.events !== undefined) {
+        events = staged + copied.events;
+        return;
+      }
+      await client.query('BEGIN');
+      try {
+        await client.query('SET LOCAL max_parallel_workers_per_gather = 0');
+        events = await log.countUpTo(client, upTo);
+      } finally {
+        await client.query('COMMIT');
+      }
+    };
     const lane = async (first: PoolClient) => {
       let client = first;
       if (client === lanes[0]) await rest.catch(() => undefined);
@@ -82,12 +98,12 @@ export async function replayInDatabase(
           commits.push(committed.finally(() => idle.push(committing)));
         } else await committed;
       });
-      const mine = chore;
-      chore = undefined;
+      const mine = count;
+      count = undefined;
       await mine?.(client);
     };
     const source = async (client: PoolClient, projection: Projection): Promise<ReplaySource> => {
-      const others = readsOnlyVideoEvents(projection) ? log : await rest;
+      const others = readsOnlyVideoEvents(projection) ? log : (await rest).log;
       return {
         events: others.eventsUpTo(upTo),
         videoEvents: stagedVideoEvents(schema, parts),
@@ -98,7 +114,7 @@ export async function replayInDatabase(
     settled.push(...(await Promise.allSettled(commits)));
     const failure = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failure) throw failure.reason;
-    return built;
+    return { built, events };
   } finally {
     await Promise.allSettled(commits);
     // Scratch, whatever happened (after a lost connection, the next build drops it). One
@@ -110,12 +126,23 @@ export async function replayInDatabase(
   }
 }
 
-/** The video events parsed once, the parts shared out among the lanes; false when they cannot be (then every read model goes page by page). */
-async function stage(lanes: readonly PoolClient[], schema: string, parts: readonly string[]): Promise<boolean> {
+/**
+ * The video events parsed once, the parts shared out among the lanes: how many there were, or
+ * false when they cannot be parsed (then every read model goes page by page).
+ */
+async function stage(lanes: readonly PoolClient[], schema: string, parts: readonly string[]): Promise<number | false> {
   const queue = parts.map((log, part) => ({ log, part }));
-  const settled = await Promise.allSettled(lanes.map((client) => takeTurns(queue, (next) => stageVideoEvents(client, schema, next.log, next.part))));
+  let staged = 0;
+  const settled = await Promise.allSettled(
+    lanes.map((client) =>
+      takeTurns(queue, async (next) => {
+        const events = await stageVideoEvents(client, schema, next.log, next.part);
+        staged += events;
+      }),
+    ),
+  );
   const failure = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-  if (!failure) return true;
+  if (!failure) return staged;
   if (isTransient(failure.reason)) throw failure.reason;
   warn('the video events cannot be parsed in the database; every read model is built page by page instead', { error: errorText(failure.reason) });
   return false;
@@ -139,15 +166,22 @@ function restTable(schema: string): string {
   return `${ident(schema)}.replay_log_rest`;
 }
 
+/** The events of no video stream: a copy of them and how many, or the log itself. */
+interface Rest {
+  log: LogInDatabase;
+  events?: number;
+}
+
 /** The events of no video stream, copied; the log itself when they cannot be. */
-async function copyRest(client: PoolClient, log: LogInDatabase, schema: string, upTo: Position): Promise<LogInDatabase> {
+async function copyRest(client: PoolClient, log: LogInDatabase, schema: string, upTo: Position): Promise<Rest> {
   try {
     await client.query(`DROP TABLE IF EXISTS ${restTable(schema)}`);
-    return await log.copyExcept(client, restTable(schema), VIDEO_EVENT_TYPES, upTo);
+    const copy = await log.copyExcept(client, restTable(schema), VIDEO_EVENT_TYPES, upTo);
+    return { log: copy, events: await copy.countUpTo(client, upTo) };
   } catch (error) {
     if (isTransient(error)) throw error;
     warn('the rest of the log cannot be copied; its read models read it in the log', { error: errorText(error) });
-    return log;
+    return { log };
   }
 }
 

@@ -246,22 +246,7 @@ export class ProjectionRunner {
     const { connections = os.availableParallelism(), onReplayed } = this.options.replay ?? {};
     const clients = [this.client!, ...this.laneClients];
     const lanes = clients.slice(0, Math.max(1, Math.min(connections, empty.length)));
-    // The count is only progress: a scan of the whole log, left to a lane that has done its
-    // part, and without parallel workers, which would take the core of the lanes still at work.
-    let events: number | undefined;
-    const built = await replayInDatabase(log, lanes, empty, this.options.schema, upTo, {
-      onReplayed,
-      spares: clients.slice(lanes.length),
-      chore: async (client) => {
-        await client.query('BEGIN');
-        try {
-          await client.query('SET LOCAL max_parallel_workers_per_gather = 0');
-          events = await log.countUpTo(client, upTo);
-        } finally {
-          await client.query('COMMIT');
-        }
-      },
-    });
+    const { built, events } = await replayInDatabase(log, lanes, empty, this.options.schema, upTo, { onReplayed, spares: clients.slice(lanes.length) });
     for (const name of built) checkpoints.set(name, upTo);
     // Progress in events only when the replay did the whole build: otherwise the pages count
     // every event again from the least advanced read model.

@@ -41,8 +41,9 @@ const PARTITIONS = [
 /**
  * Parses the video events of `log`, part `part` of the log (a FROM item named `log`), into a
  * table of its own, in a transaction of its own (the replays read it from other connections).
+ * Resolves to how many there were.
  */
-export async function stageVideoEvents(client: PoolClient, schema: string, log: string, part: number): Promise<void> {
+export async function stageVideoEvents(client: PoolClient, schema: string, log: string, part: number): Promise<number> {
   const staged = table(schema, part);
   // The objects too as text: as json, each would be checked for JSON again here, which every
   // replay waits for; the replays that read them cast them. Parsing a lane's share of a
@@ -62,7 +63,7 @@ export async function stageVideoEvents(client: PoolClient, schema: string, log: 
     for (const [name, values] of PARTITIONS) {
       await client.query(`CREATE UNLOGGED TABLE ${table(schema, part, name)} PARTITION OF ${staged} ${values} WITH (autovacuum_enabled = false)`);
     }
-    await client.query(
+    const { rowCount } = await client.query(
       `INSERT INTO ${staged}
        SELECT log.stream_id, log.revision, log.type, d.*
        FROM ${log}, json_to_record(log.data) AS d(${columns})
@@ -74,6 +75,7 @@ export async function stageVideoEvents(client: PoolClient, schema: string, log: 
     await client.query('SET LOCAL default_statistics_target = 10');
     await client.query(`ANALYZE ${staged}`);
     await client.query('COMMIT');
+    return rowCount ?? 0;
   } catch (error) {
     await client.query('ROLLBACK').catch(() => undefined);
     throw error;
