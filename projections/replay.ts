@@ -95,7 +95,9 @@ export async function replayInDatabase(
         const spare = idle.shift();
         if (spare) {
           client = spare;
-          commits.push(committed.finally(() => idle.push(committing)));
+          const handedOff = committed.finally(() => idle.push(committing));
+          handedOff.catch(() => undefined); // its failure is settled with the lanes'
+          commits.push(handedOff);
         } else await committed;
       });
       const mine = count;
