@@ -118,7 +118,6 @@ export async function replayInDatabase(
     if (failure) throw failure.reason;
     return { built, events };
   } finally {
-    await Promise.allSettled(commits);
     // Scratch, whatever happened (after a lost connection, the next build drops it). One
     // statement: each drop looks through every shared buffer for the tables' pages.
     if (staging) {
@@ -178,8 +177,7 @@ interface Rest {
 async function copyRest(client: PoolClient, log: LogInDatabase, schema: string, upTo: Position): Promise<Rest> {
   try {
     await client.query(`DROP TABLE IF EXISTS ${restTable(schema)}`);
-    const copy = await log.copyExcept(client, restTable(schema), VIDEO_EVENT_TYPES, upTo);
-    return { log: copy, events: await copy.countUpTo(client, upTo) };
+    return await log.copyExcept(client, restTable(schema), VIDEO_EVENT_TYPES, upTo);
   } catch (error) {
     if (isTransient(error)) throw error;
     warn('the rest of the log cannot be copied; its read models read it in the log', { error: errorText(error) });

@@ -112,7 +112,7 @@ export interface EventStore {
 
 /** Anything that runs a query on the database of the log (a pool, or a client inside a transaction). */
 export interface SqlClient {
-  query<Row = any>(text: string, values?: unknown[]): Promise<{ rows: Row[] }>;
+  query<Row = any>(text: string, values?: unknown[]): Promise<{ rows: Row[]; rowCount?: number | null }>;
 }
 
 /** The log read inside its own database (EventStore.logInDatabase). */
@@ -136,10 +136,11 @@ export interface LogInDatabase {
   readTypesUpTo(client: SqlClient, types: readonly string[], upTo: Position, pageSize: number): AsyncIterable<RecordedEvent[]>;
   /**
    * Copies the events up to `upTo` of every type but `types` into the new table `into` (a
-   * scratch table the caller names and drops), and resolves to the same reads over that copy:
-   * the few events a rebuild reads page by page, without a scan of the whole log each time.
+   * scratch table the caller names and drops), and resolves to the same reads over that copy
+   * and to how many events it holds: the few events a rebuild reads page by page, without a
+   * scan of the whole log each time.
    */
-  copyExcept(client: SqlClient, into: string, types: readonly string[], upTo: Position): Promise<LogInDatabase>;
+  copyExcept(client: SqlClient, into: string, types: readonly string[], upTo: Position): Promise<{ log: LogInDatabase; events: number }>;
 }
 
 export class WrongExpectedRevision extends Error {

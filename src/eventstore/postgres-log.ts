@@ -54,11 +54,11 @@ function logIn(table: string): LogInDatabase {
     async copyExcept(client, into, types, upTo) {
       // A utility statement takes no parameters: the types are written in, as the names they must be.
       if (!types.every((type) => /^[A-Za-z]+$/.test(type))) throw new Error(`not event types: ${types.join(', ')}`);
-      await client.query(
+      const { rowCount } = await client.query(
         `CREATE UNLOGGED TABLE ${into} WITH (autovacuum_enabled = false) AS SELECT * FROM ${table}
          WHERE type NOT IN (${types.map((type) => `'${type}'`).join(', ')}) AND ${upToCondition(upTo)}`,
       );
-      return logIn(into);
+      return { log: logIn(into), events: rowCount ?? 0 };
     },
   };
 }
