@@ -1,21 +1,15 @@
-// The part of autocannon's API the HTTP benchmarks use (the package ships no types).
+// The part of autocannon's API the HTTP benchmarks use (the package ships no types): the
+// options sent to the client thread (load-generator.cjs) and what it reports back.
 declare module 'autocannon' {
   namespace autocannon {
-    interface Request {
-      /** In workers mode: the path of a CommonJS module exporting the function. */
-      setupRequest?: string;
-    }
     interface Options {
       url: string;
       method?: 'GET' | 'POST';
       headers?: Record<string, string>;
-      body?: string;
       connections?: number;
       duration?: number;
       sampleInt?: number;
-      workers?: number;
       timeout?: number;
-      requests?: Request[];
     }
     interface Histogram {
       average: number;
@@ -27,10 +21,8 @@ declare module 'autocannon' {
       duration: number;
       errors: number;
       timeouts: number;
-      non2xx: number;
       statusCodeStats: Record<string, { count: number }>;
       latency: Histogram;
-      requests: Histogram & { sent: number };
     }
   }
   function autocannon(options: autocannon.Options, callback: (error: Error | null, result: autocannon.Result) => void): unknown;

@@ -7,8 +7,9 @@
 // request headers in the same run. POST /videos/track (a write, answered once read-your-writes
 // holds) has no such limit: its figure is absolute.
 //
-// autocannon runs in a worker thread of this process (its `workers` option): the client's
-// parsing of responses then does not share the event loop of the server it measures. The
+// autocannon runs in a worker thread of this process (load-generator.cjs), which stays up from
+// the warm-up to the last slice: the client's parsing of responses then does not share the
+// event loop of the server it measures, and its code is compiled once, not per slice. The
 // targets compared are measured in alternating slices, so that other load on the machine
 // weighs on both alike; each line also says how busy the machine was and what an answer
 // cost the server's main thread and PostgreSQL, so that a missed target shows its cause.
@@ -17,7 +18,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { performance as nodePerformance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import autocannon from 'autocannon';
+import { Worker } from 'node:worker_threads';
+import type autocannon from 'autocannon';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type pg from 'pg';
 import { HOUR_MS } from '../../src/clock.ts';
@@ -27,12 +29,11 @@ import { seedOrganizations, seedVideos, type SeededOrg } from './seed.ts';
 import type { BenchContext, Benchmark, Figure } from './types.ts';
 
 const API = '/api/v1';
-const TRACK_REQUEST_FILE = path.join(path.dirname(fileURLToPath(import.meta.url)), 'track-request.cjs');
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const TRACK_REQUEST_FILE = path.join(HERE, 'track-request.cjs');
 
 interface Load {
   connections: number;
-  /** autocannon's worker threads: 1 keeps the client off the server's event loop; 0 (--smoke) saves starting one per run. */
-  workers: number;
   /** Seconds measured per target, in `rounds` slices alternating between the targets compared. */
   duration: number;
   rounds: number;
@@ -43,14 +44,13 @@ interface Load {
 
 function loadOf(smoke: boolean): Load {
   return smoke
-    ? { connections: 20, workers: 0, duration: 0.3, rounds: 1, warmup: 0, sampleInt: 100 }
-    : { connections: 64, workers: 1, duration: 10, rounds: 5, warmup: 2, sampleInt: 1000 };
+    ? { connections: 20, duration: 0.3, rounds: 1, warmup: 0, sampleInt: 100 }
+    : { connections: 64, duration: 10, rounds: 5, warmup: 2, sampleInt: 1000 };
 }
 
 function describeLoad(load: Load): string {
   const slices = load.rounds > 1 ? ` in ${load.rounds} slices of ${load.duration / load.rounds} s alternating with the limit's` : '';
-  const where = load.workers > 0 ? 'in a worker thread' : 'on the server\'s own event loop';
-  return `autocannon ${where}: ${load.connections} connections, keep-alive, no pipelining; ${load.warmup} s warm-up, then ${load.duration} s measured${slices}`;
+  return `autocannon in a worker thread that stays up across runs: ${load.connections} connections, keep-alive, no pipelining; ${load.warmup} s warm-up, then ${load.duration} s measured${slices}`;
 }
 
 interface Measured {
@@ -74,29 +74,56 @@ interface Target {
   url: string;
   method?: 'GET' | 'POST';
   headers?: Record<string, string>;
-  /** A CommonJS module making each request (path; autocannon's worker requires it). */
+  /** A CommonJS module exporting the function that makes each request (its path: the client thread requires it). */
   setupRequest?: string;
   /** Status counted as success (its count / duration is the figure); 200 unless told. */
   okStatus?: number;
 }
 
-function runAutocannon(target: Target, load: Load, seconds: number): Promise<autocannon.Result> {
-  return new Promise((resolve, reject) => {
-    autocannon(
-      {
-        url: target.url,
-        method: target.method ?? 'GET',
-        headers: target.headers,
-        connections: load.connections,
-        duration: seconds,
-        sampleInt: load.sampleInt,
-        workers: load.workers,
-        timeout: 10,
-        ...(target.setupRequest ? { requests: [{ setupRequest: target.setupRequest }] } : {}),
-      },
-      (error, result) => (error ? reject(error) : resolve(result)),
-    );
-  });
+/** What the client thread reports of a run. */
+type RunResult = Pick<autocannon.Result, 'duration' | 'errors' | 'timeouts' | 'statusCodeStats' | 'latency'>;
+
+/** autocannon in a worker thread that stays up until closed (load-generator.cjs). */
+class LoadGenerator {
+  private readonly worker = new Worker(path.join(HERE, 'load-generator.cjs'), { execArgv: [] });
+  private readonly pending = new Map<number, { resolve: (result: RunResult) => void; reject: (error: Error) => void }>();
+  private nextId = 0;
+
+  constructor() {
+    this.worker.on('message', ({ id, result, error }: { id: number; result?: RunResult; error?: string }) => {
+      const run = this.pending.get(id);
+      this.pending.delete(id);
+      if (error !== undefined) run?.reject(new Error(`autocannon: ${error}`));
+      else run?.resolve(result!);
+    });
+    const fail = (error: Error) => {
+      for (const run of this.pending.values()) run.reject(error);
+      this.pending.clear();
+    };
+    this.worker.on('error', fail);
+    this.worker.on('exit', (code) => fail(new Error(`the load generator's thread exited (code ${code})`)));
+  }
+
+  run(target: Target, load: Load, seconds: number): Promise<RunResult> {
+    const options: autocannon.Options = {
+      url: target.url,
+      method: target.method ?? 'GET',
+      headers: target.headers,
+      connections: load.connections,
+      duration: seconds,
+      sampleInt: load.sampleInt,
+      timeout: 10,
+    };
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      this.worker.postMessage({ id, options, setupRequest: target.setupRequest });
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.worker.terminate();
+  }
 }
 
 function machineTimes(): { idle: number; total: number } {
@@ -155,7 +182,16 @@ interface Tally {
  * the machine weighs on each alike; each target is warmed up first.
  */
 async function measureAlternately(targets: Target[], load: Load, postgresCpu: (() => number) | null): Promise<Measured[]> {
-  if (load.warmup > 0) for (const target of targets) await runAutocannon(target, load, load.warmup);
+  const client = new LoadGenerator();
+  try {
+    return await measureWith(client, targets, load, postgresCpu);
+  } finally {
+    await client.close();
+  }
+}
+
+async function measureWith(client: LoadGenerator, targets: Target[], load: Load, postgresCpu: (() => number) | null): Promise<Measured[]> {
+  if (load.warmup > 0) for (const target of targets) await client.run(target, load, load.warmup);
   const tallies: Tally[] = targets.map(() => ({ ok: 0, seconds: 0, p50: 0, p99: 0, statuses: {}, errors: 0, timeouts: 0, idle: 0, total: 0, serverMs: 0, postgresMs: 0 }));
   for (let round = 0; round < load.rounds; round++) {
     for (const [i, target] of targets.entries()) {
@@ -163,7 +199,7 @@ async function measureAlternately(targets: Target[], load: Load, postgresCpu: ((
       const machine0 = machineTimes();
       const loop0 = nodePerformance.eventLoopUtilization();
       const postgres0 = postgresCpu?.() ?? 0;
-      const result = await runAutocannon(target, load, load.duration / load.rounds);
+      const result = await client.run(target, load, load.duration / load.rounds);
       tally.postgresMs += (postgresCpu?.() ?? 0) - postgres0;
       tally.serverMs += nodePerformance.eventLoopUtilization(loop0).active;
       const machine1 = machineTimes();
