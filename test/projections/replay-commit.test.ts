@@ -62,8 +62,7 @@ test('a read model whose commit fails for good on a spare connection is built pa
   const projections = [organizations('refused', failingAtCommit('23505')), organizations('after', slow)];
   // One lane: the first read model commits on it while the second goes on a spare connection.
   await buildBeside(service.store, service.work.pool, projections, build, { replay: { connections: 1 } });
-  const { rows: live } = await service.db.pool.query<{ org_id: string }>(`SELECT org_id FROM rm.usage ORDER BY org_id`);
-  const opened = live.map((r) => r.org_id);
+  const opened = await rows('rm', 'usage');
   assert.equal(opened.length, 2);
   assert.deepEqual(await rows(build, 'refused'), opened, 'built page by page, without the row of the failed replay');
   assert.deepEqual(await rows(build, 'after'), opened);
