@@ -8,14 +8,14 @@
 import type { Pool } from 'pg';
 import { collectDue } from '../../src/collect/work.ts';
 import { HOUR_MS } from '../../src/clock.ts';
-import { dataset } from './dataset.ts';
+import { settledDataset } from './dataset.ts';
 import { rawInsertRate } from './limits.ts';
 import type { Benchmark } from './types.ts';
 
 export const collectBenchmark: Benchmark = {
   name: 'collect',
   async run(context) {
-    const { service, videos } = await dataset(context);
+    const { service, videos } = await settledDataset(context);
     const minSeconds = context.smoke ? 0 : 60;
     let snapshots = 0;
     let seconds = 0;

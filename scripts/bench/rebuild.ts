@@ -2,14 +2,14 @@
 // (and swapping them in); against a plain sequential read of the events table.
 import { READ_SCHEMA, projections } from '../../projections/index.ts';
 import { rebuildReadModels } from '../../projections/rebuild.ts';
-import { dataset } from './dataset.ts';
+import { settledDataset } from './dataset.ts';
 import { sequentialReadRate } from './limits.ts';
 import type { Benchmark } from './types.ts';
 
 export const rebuildBenchmark: Benchmark = {
   name: 'rebuild',
   async run(context) {
-    const { service } = await dataset(context);
+    const { service } = await settledDataset(context);
     const replayed: string[] = [];
     const result = await rebuildReadModels(service.store, service.pool, {
       projections,

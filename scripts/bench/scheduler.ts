@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { HOUR_MS } from '../../src/clock.ts';
 import { anySlotDue, dueSlotCount } from '../../src/collect/next-work.ts';
-import { dataset } from './dataset.ts';
+import { settledDataset } from './dataset.ts';
 import type { Benchmark } from './types.ts';
 
 const root = path.resolve(import.meta.dirname, '../..');
@@ -22,7 +22,7 @@ function peakRssMb(pid: number): number {
 export const schedulerBenchmark: Benchmark = {
   name: 'scheduler',
   async run(context) {
-    const { service, videos } = await dataset(context);
+    const { service, videos } = await settledDataset(context);
     // The next hour boundary after what the other benchmarks collected.
     const due = Math.ceil((service.clock.now().getTime() + 1) / HOUR_MS) * HOUR_MS;
     const lead = 3_000;
