@@ -19,7 +19,7 @@ export function sizes(smoke: boolean) {
 }
 
 /** Made once per run; later benchmarks find it as the earlier ones left it. */
-export function dataset(context: BenchContext): Promise<Dataset> {
+function dataset(context: BenchContext): Promise<Dataset> {
   shared ??= (async () => {
     const { videos, orgs } = sizes(context.smoke);
     // The service's own batch size (5,000), as the scheduler role runs it: 10,000, used here until
