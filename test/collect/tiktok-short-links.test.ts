@@ -50,6 +50,11 @@ describe('TikTok short links', () => {
     assert.equal((await resolve('https://vm.tiktok.com/ZMaway/')).status, 'not_found');
   });
 
+  it('answers invalid when a redirect leads to a malformed address', async () => {
+    fake.links.set('/ZMbroken/', { status: 302, location: 'https://www.tik tok.com/@creator/video/1' });
+    assert.deepEqual(await resolve('https://vm.tiktok.com/ZMbroken/'), { status: 'invalid', message: 'TikTok short link redirects to a malformed address' });
+  });
+
   it('answers not_found after too many redirects', async () => {
     fake.links.set('/ZMloop/', { status: 302, location: '/ZMloop/' });
     const result = await resolve('https://vm.tiktok.com/ZMloop/');

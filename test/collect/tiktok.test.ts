@@ -26,6 +26,7 @@ describe('TikTokCollector', () => {
     fake.requests.length = 0;
     fake.videos.clear();
     fake.behaviour = 'normal';
+    fake.retryAfter = '120';
     fake.delayMs = 0;
     fake.pageSize = 100;
     fake.tokenLifetimeSeconds = 7200;
@@ -138,6 +139,19 @@ describe('TikTokCollector', () => {
     assert.equal(fake.queries().length, 1);
     clock.advance(1_000);
     assert.equal((await tiktok.collect([ref('tiktok', id)]))[0]!.status, 'ok');
+  });
+
+  it('answers a Retry-After already due as a plain unavailable, and blocks nothing', async () => {
+    fake.behaviour = 'rate-limited';
+    fake.retryAfter = '0';
+    const tiktok = collector();
+    const id = tiktokIdAt('2026-06-01T00:00:00Z', 1);
+    const [result] = await tiktok.collect([ref('tiktok', id)]);
+    assert.deepEqual(result, { status: 'unavailable', message: 'TikTok rate limit: rate_limit_exceeded: API rate limit exceeded' });
+    fake.behaviour = 'normal';
+    fake.videos.set(id, video());
+    assert.equal((await tiktok.collect([ref('tiktok', id)]))[0]!.status, 'ok');
+    assert.equal(fake.queries().length, 2);
   });
 
   it('backs off until midnight UTC when the daily quota is spent', async () => {

@@ -10,11 +10,18 @@ export class Backoff {
 
   constructor(private readonly clock: Clock) {}
 
-  /** Refuse calls until `until`. A later block wins over an earlier one, never the other way. */
-  block(until: Date, reason: string): void {
-    if (this.until && this.until.getTime() >= until.getTime() && this.isBlocked()) return;
-    this.until = until;
-    this.reason = reason;
+  /**
+   * Refuse calls until `until` (a later block wins over an earlier one, never the other way),
+   * and return the answer for the call that was just refused. A `until` already past (a
+   * `Retry-After: 0`, a reset time behind this clock) blocks nothing: the answer is then a plain
+   * unavailable, retried on the usual schedule.
+   */
+  block(until: Date, reason: string): Unavailable {
+    if (!(this.until && this.until.getTime() >= until.getTime() && this.isBlocked())) {
+      this.until = until;
+      this.reason = reason;
+    }
+    return this.blocked() ?? unavailable(reason);
   }
 
   /** The answer to give instead of calling while blocked; undefined when calls may go out. */

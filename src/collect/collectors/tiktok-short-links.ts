@@ -38,7 +38,9 @@ export async function resolveTikTokShortLink(link: string, options: ShortLinkOpt
     await discard(response);
     const location = response.headers.get('location');
     if (response.status >= 300 && response.status < 400 && location) {
-      url = new URL(location, target);
+      const next = parse(location, target);
+      if (!next) return { status: 'invalid', message: 'TikTok short link redirects to a malformed address' };
+      url = next;
       // Only TikTok's own hops are followed; a redirect elsewhere is no video of TikTok's.
       if (!isTikTokHost(url.hostname) && url.origin !== target.origin) return notFound(`TikTok short link leads off TikTok: ${url.href}`);
       continue;
@@ -62,9 +64,9 @@ function isTikTokHost(hostname: string): boolean {
   return host === 'tiktok.com' || host.endsWith('.tiktok.com');
 }
 
-function parse(link: string): URL | undefined {
+function parse(link: string, base?: URL): URL | undefined {
   try {
-    return new URL(link);
+    return new URL(link, base);
   } catch {
     return undefined;
   }

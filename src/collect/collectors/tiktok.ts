@@ -118,8 +118,7 @@ export class TikTokCollector implements Collector {
       const until = /quota/i.test(said)
         ? new Date((Math.floor(now.getTime() / DAY_MS) + 1) * DAY_MS)
         : (retryAfterHeader(answer.headers, now) ?? new Date(now.getTime() + RATE_LIMIT_PAUSE_MS));
-      this.backoff.block(until, `TikTok rate limit: ${said}`);
-      return this.backoff.blocked()!;
+      return this.backoff.block(until, `TikTok rate limit: ${said}`);
     }
     if (answer.status === 401 || answer.status === 403 || code === 'access_token_invalid' || code === 'scope_not_authorized') {
       return unavailable(`TikTok refused the Research API credentials (TIKTOK_CLIENT_KEY / TIKTOK_CLIENT_SECRET): ${said}`);

@@ -71,8 +71,7 @@ export class TwitterCollector implements Collector {
     const until = reset && /^\d+$/.test(reset)
       ? new Date(Number(reset) * 1000)
       : new Date(this.options.clock.now().getTime() + DEFAULT_WINDOW_MS);
-    this.backoff.block(until, reason);
-    return this.backoff.blocked() ?? unavailable(reason);
+    return this.backoff.block(until, reason);
   }
 
   private readTweets(body: unknown, ids: readonly string[]): Map<string, FetchResult> {

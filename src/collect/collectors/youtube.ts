@@ -54,8 +54,7 @@ export class YouTubeCollector implements Collector {
     const blocked = this.backoff.blocked();
     if (blocked) return blocked;
     if (!this.quota.trySpend(1)) {
-      this.backoff.block(this.quota.resetsAt(), 'YouTube daily API quota is spent');
-      return this.backoff.blocked()!;
+      return this.backoff.block(this.quota.resetsAt(), 'YouTube daily API quota is spent');
     }
     const url = new URL(`${this.baseUrl}/videos`);
     url.searchParams.set('part', 'snippet,statistics');
@@ -109,12 +108,10 @@ export class YouTubeCollector implements Collector {
     const reasons = Array.isArray(error.errors) ? error.errors.map((e) => (isRecord(e) ? e.reason : undefined)) : [];
     if (reasons.includes('quotaExceeded') || reasons.includes('dailyLimitExceeded')) {
       this.quota.exhaust();
-      this.backoff.block(this.quota.resetsAt(), `YouTube daily API quota is spent: ${message}`);
-      return this.backoff.blocked()!;
+      return this.backoff.block(this.quota.resetsAt(), `YouTube daily API quota is spent: ${message}`);
     }
     if (answer.status === 429 || reasons.includes('rateLimitExceeded') || reasons.includes('userRateLimitExceeded')) {
-      this.backoff.block(new Date(this.options.clock.now().getTime() + RATE_LIMIT_PAUSE_MS), `YouTube rate limit: ${message}`);
-      return this.backoff.blocked()!;
+      return this.backoff.block(new Date(this.options.clock.now().getTime() + RATE_LIMIT_PAUSE_MS), `YouTube rate limit: ${message}`);
     }
     const keyTrouble = reasons.includes('keyInvalid') || /API key/i.test(message);
     if (keyTrouble || answer.status === 401 || answer.status === 403) {

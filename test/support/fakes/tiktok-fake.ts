@@ -24,6 +24,8 @@ export function tiktokIdAt(at: Date | string, serial: number): string {
 export class TikTokFake extends PlatformFake {
   readonly videos = new Map<string, FakeTikTokVideo>();
   behaviour: TikTokBehaviour = 'normal';
+  /** The Retry-After of a 'rate-limited' answer. */
+  retryAfter = '120';
   readonly clientKey = 'test-client-key';
   readonly clientSecret = 'test-client-secret';
   tokenLifetimeSeconds = 7200;
@@ -76,7 +78,7 @@ export class TikTokFake extends PlatformFake {
     if (!token || !this.validTokens.has(token)) return envelope(response, 401, 'access_token_invalid', 'The access token is invalid or not found in the request.');
     switch (this.behaviour) {
       case 'rate-limited':
-        return envelope(response, 429, 'rate_limit_exceeded', 'API rate limit exceeded', { 'retry-after': '120' });
+        return envelope(response, 429, 'rate_limit_exceeded', 'API rate limit exceeded', { 'retry-after': this.retryAfter });
       case 'daily-quota':
         return envelope(response, 429, 'rate_limit_exceeded', 'daily quota limit exceeded');
       case 'scope-not-authorized':
