@@ -97,18 +97,22 @@ export async function releaseOrganizations(pool: Pool, holder: string, orgIds: r
  * Written before an append that spends these organizations' money: its snapshots, per
  * organization. Returns the organizations marked: those `holder` still holds. One missing was
  * taken over by another scheduler after this lease ran out, and must not be spent from here.
+ *
+ * The marked leases are renewed for the append: a lease that ran out while the platforms were
+ * asked could otherwise be taken during the append, and its taker, not finding the append in
+ * the log yet, would clear the marks and spend the same money again.
  */
 export async function markInFlight(pool: Pool, holder: string, pending: ReadonlyMap<string, InFlight>): Promise<Set<string>> {
   if (pending.size === 0) return new Set();
   const { rows } = await pool.query<{ org_id: string }>(
     `WITH mine AS (${LOCK_IN_ORDER})
-     UPDATE sched.org_leases l SET in_flight = p.in_flight
+     UPDATE sched.org_leases l SET in_flight = p.in_flight, leased_until = now() + make_interval(secs => $4)
      FROM mine JOIN unnest($1::text[], string_to_array($3, chr(10))::jsonb[]) AS p(org_id, in_flight) USING (org_id)
      WHERE l.org_id = mine.org_id
      RETURNING l.org_id`,
     // The marks as JSON documents a line apart (JSON.stringify writes no line break): a jsonb[]
     // would have pg escape every quote of kilobytes of marks, and the server unescape them.
-    [[...pending.keys()], holder, Array.from(pending.values(), (marks) => JSON.stringify(marks)).join('\n')],
+    [[...pending.keys()], holder, Array.from(pending.values(), (marks) => JSON.stringify(marks)).join('\n'), LEASE_SECONDS],
   );
   return new Set(rows.map((r) => r.org_id));
 }

@@ -6,6 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import { HOUR_MS } from '../../src/clock.ts';
 import type { Collector } from '../../src/collect/collector.ts';
 import type { CollectorSet } from '../../src/collect/collectors.ts';
+import { leaseOrganizations, markInFlight } from '../../src/collect/leases.ts';
 import { collectDue } from '../../src/collect/work.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 import { recordedSlots, track, youtubeLink } from './rounds.ts';
@@ -50,5 +51,15 @@ describe('a lease lost during a sweep', () => {
     await collectDue(service.work);
     await service.settle();
     assert.deepEqual(await recordedSlots(service, takenVideo), [0, 1]);
+  });
+
+  it('is renewed when an append is marked, so nobody takes it while the append is under way', async () => {
+    const { orgId } = await service.organization({ usd: '10' });
+    assert.equal((await leaseOrganizations(service.db.pool, 'scheduler-a', [orgId], 10)).length, 1);
+    // The platforms took longer than the lease: it ran out, and nobody has taken it yet.
+    await service.db.pool.query(`UPDATE sched.org_leases SET leased_until = now() - interval '1 second' WHERE org_id = $1`, [orgId]);
+    const marked = await markInFlight(service.db.pool, 'scheduler-a', new Map([[orgId, [['video-x', 'snapshot-x']]]]));
+    assert.deepEqual([...marked], [orgId]);
+    assert.deepEqual(await leaseOrganizations(service.db.pool, 'scheduler-b', [orgId], 10), [], 'taken during the append');
   });
 });
