@@ -21,14 +21,15 @@ export type AttemptOutcome =
 
 /**
  * After attempt number `attempts` (1-based) ended with `outcome`: null when nothing is left
- * to try, else how long to wait. `random` in [0, 1).
+ * to try, else how long to wait. `random` in [0, 1). A Retry-After longer than the schedule's
+ * wait is honoured; a shorter one (`Retry-After: 0` from a receiver that is restarting) does not
+ * bring the retry sooner, or eight attempts would be spent in seconds.
  */
 export function nextAttemptDelay(attempts: number, outcome: AttemptOutcome, random: number): number | null {
   if (outcome.kind !== 'failed' || attempts >= MAX_ATTEMPTS) return null;
   const scheduled = RETRY_DELAYS_MS[attempts - 1]!;
   const wait = scheduled + Math.floor(scheduled * JITTER * random);
-  if (outcome.retryAfterMs === null) return wait;
-  return Math.max(0, outcome.retryAfterMs);
+  return Math.max(wait, outcome.retryAfterMs ?? 0);
 }
 
 /**

@@ -54,6 +54,9 @@ describe('retry schedule', () => {
     assert.equal(nextAttemptDelay(1, outcomeOf(429, 60_000), 0), 60_000);
     assert.equal(nextAttemptDelay(1, outcomeOf(503, 60_000), 0), 60_000);
     assert.equal(nextAttemptDelay(1, outcomeOf(500, 60_000), 0), 5_000);
+    // Never sooner than the schedule: a Retry-After of 0 or 1 s must not burn the attempts.
+    assert.equal(nextAttemptDelay(1, outcomeOf(503, 0), 0), 5_000);
+    assert.equal(nextAttemptDelay(3, outcomeOf(429, 1_000), 0), 30 * 60_000);
     assert.equal(parseRetryAfter('120', 0), 120_000);
     assert.equal(parseRetryAfter('Thu, 01 Jan 1970 00:01:00 GMT', 0), 60_000);
     assert.equal(parseRetryAfter('soon', 0), null);

@@ -39,9 +39,17 @@ describe('sending one attempt', () => {
     t.after(() => release());
     receiver.script('/slow', { status: 200, hold: held });
     const started = performance.now();
-    const result = await postWebhook(`${receiver.url}/slow`, {}, '{}', open, 300);
+    const result = await postWebhook(`${receiver.url}/slow`, {}, '{}', open, { timeoutMs: 300 });
     assert.equal(result.status, null);
     assert.match(result.error!, /no answer within/);
+    assert.ok(performance.now() - started < 5_000);
+  });
+
+  test("a name server that does not answer ends the attempt in the attempt's time", async () => {
+    // The lookup stands in for a name server that never answers (none such can be set up here).
+    const started = performance.now();
+    const result = await postWebhook('https://hooks.example.test/x', {}, '{}', open, { timeoutMs: 300, resolve: () => new Promise(() => undefined) });
+    assert.deepEqual(result, { status: null, retryAfter: undefined, error: "url's host did not resolve within 0.3 s" });
     assert.ok(performance.now() - started < 5_000);
   });
 

@@ -20,11 +20,22 @@ export interface AttemptResult {
 
 const agents = { http: new http.Agent({ keepAlive: true, maxSockets: 16 }), https: new https.Agent({ keepAlive: true, maxSockets: 16 }) };
 
-export async function postWebhook(urlText: string, headers: Record<string, string>, body: string, policy: UrlPolicy, timeoutMs = SEND_TIMEOUT_MS): Promise<AttemptResult> {
+export interface SendOptions {
+  /** The whole attempt's time, the name's lookup included. */
+  timeoutMs?: number;
+  resolve?: typeof resolveEndpoint;
+}
+
+export async function postWebhook(urlText: string, headers: Record<string, string>, body: string, policy: UrlPolicy, options: SendOptions = {}): Promise<AttemptResult> {
+  const { timeoutMs = SEND_TIMEOUT_MS, resolve: resolveAddress = resolveEndpoint } = options;
+  const deadline = performance.now() + timeoutMs;
   const checked = checkWebhookUrl(urlText, policy);
   if ('error' in checked) return { status: null, retryAfter: undefined, error: checked.error };
-  const resolved = await resolveEndpoint(checked.url, policy);
+  // A name server that never answers must not hold the attempt past its time (nor past the
+  // claim on the delivery, which would let another dispatcher send it again meanwhile).
+  const resolved = await withDeadline(resolveAddress(checked.url, policy), timeoutMs, { error: `url's host did not resolve within ${timeoutMs / 1000} s` });
   if ('error' in resolved) return { status: null, retryAfter: undefined, error: resolved.error };
+  const answerMs = Math.max(0, deadline - performance.now());
   const pinned: LookupFunction = (_host, options, callback) => {
     if (options.all) (callback as unknown as (e: null, a: Array<{ address: string; family: number }>) => void)(null, [{ address: resolved.address, family: resolved.family }]);
     else callback(null, resolved.address, resolved.family);
@@ -57,8 +68,19 @@ export async function postWebhook(urlText: string, headers: Record<string, strin
     );
     const timer = setTimeout(() => {
       request.destroy(new Error(`no answer within ${timeoutMs / 1000} s`));
-    }, timeoutMs);
+    }, answerMs);
     request.on('error', (error) => settle({ status: null, retryAfter: undefined, error: error.message.slice(0, 300) }));
     request.end(body);
   });
+}
+
+/** `promise`'s value, or `late` once `ms` have passed first. */
+async function withDeadline<T>(promise: Promise<T>, ms: number, late: T): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<T>((resolve) => (timer = setTimeout(() => resolve(late), ms)));
+  try {
+    return await Promise.race([promise, expired]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
