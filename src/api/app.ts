@@ -3,7 +3,7 @@
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Ajv } from 'ajv';
-import Fastify, { type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import { Redis } from 'ioredis';
 import { dashboardPlugin } from '../dashboard/plugin.ts';
 import { BatchingEventStore } from '../eventstore/batching.ts';
@@ -12,6 +12,7 @@ import type { ApiDeps } from './context.ts';
 import { registerDocs } from './docs.ts';
 import { frameworkErrors, registerErrorHandling } from './errors.ts';
 import { KeyCache } from './key-cache.ts';
+import { refuseUnstorableText } from './storable-input.ts';
 import { ReadBarrier } from './read-barrier.ts';
 import { UsageReads } from './read-cache.ts';
 import { usageRoutes } from './routes/usage.ts';
@@ -25,7 +26,26 @@ export const API_PREFIX = '/api/v1';
 
 /** pino options for the API: JSON lines with each request's id; a key is never written. */
 export function apiLogger(level: string, stream?: NodeJS.WritableStream) {
-  return { level, redact: { paths: ['req.headers["x-api-key"]', 'headers["x-api-key"]'], censor: '[redacted]' }, ...(stream ? { stream } : {}) };
+  return {
+    level,
+    redact: { paths: ['req.headers["x-api-key"]', 'headers["x-api-key"]'], censor: '[redacted]' },
+    serializers: { req: loggedRequest },
+    ...(stream ? { stream } : {}),
+  };
+}
+
+/**
+ * Fastify's own request serializer, with the one secret a URL carries masked: an invitation's
+ * token (`/invite/<token>`), which sets an account's password until it is used.
+ */
+function loggedRequest(request: FastifyRequest) {
+  return {
+    method: request.method,
+    url: request.url.replace(/^\/invite\/[^/?#]+/, '/invite/[redacted]'),
+    host: request.host,
+    remoteAddress: request.ip,
+    remotePort: request.socket?.remotePort,
+  };
 }
 
 /** Bodies are validated strictly (a string is not an integer); query strings are text, so they are coerced. */
@@ -66,6 +86,7 @@ export async function buildApp(given: ApiDeps, options: FastifyServerOptions = {
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? ajv.body : ajv.other).compile(schema));
   registerErrorHandling(app);
   acceptEmptyJsonBodies(app);
+  app.addHook('preValidation', refuseUnstorableText(['body']));
 
   await app.register(swagger, {
     openapi: {

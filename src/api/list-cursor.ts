@@ -13,6 +13,7 @@
 // organization and mode, whatever the cursor says.
 import { createHash } from 'node:crypto';
 import type { KeyMode } from '../domain/platform.ts';
+import { hasUnstorableCharacters } from '../domain/storable.ts';
 
 /** What a page of the list is filtered on; a cursor belongs to exactly one of these. */
 export interface ListFilter {
@@ -68,6 +69,8 @@ export function decodeCursor(cursor: string, filter: ListFilter): SeekKey | null
   if (!json || typeof json !== 'object') return null;
   const { v, t, id, f } = json as Partial<CursorJson>;
   if (v !== FORMAT || typeof t !== 'string' || typeof id !== 'string' || typeof f !== 'string') return null;
+  // The fingerprint is no signature: anyone can make one, for an id PostgreSQL would refuse.
+  if (hasUnstorableCharacters(id)) return null;
   if (f !== fingerprint(filter, t, id)) return null;
   const createdAt = new Date(t);
   // Only what encodeCursor writes: the fingerprint already vouches for it, this keeps a

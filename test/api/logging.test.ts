@@ -25,3 +25,15 @@ test('JSON log lines with request ids and no key', async () => {
   assert.equal(new Set(records.map((r) => r.reqId)).size, 3);
   assert.ok(!lines.some((line) => line.includes('vt_live_') || line.includes('vt_test_')), 'no key in the logs');
 });
+
+test('an invitation token in a URL is not logged', async () => {
+  const token = 'inv-token-that-sets-a-password-0123456789';
+  const from = lines.length;
+  await service.app.inject({ url: `/invite/${token}` });
+  await service.app.inject({ method: 'POST', url: `/invite/${token}?x=1`, payload: { password: 'whatever-long-enough' } });
+  await new Promise((r) => setImmediate(r));
+  const logged = lines.slice(from);
+  const urls = logged.map((line) => (JSON.parse(line) as { req?: { url?: string } }).req?.url).filter(Boolean);
+  assert.deepEqual(urls, ['/invite/[redacted]', '/invite/[redacted]?x=1']);
+  assert.ok(!logged.some((line) => line.includes(token)), 'the token is in the log');
+});

@@ -75,6 +75,8 @@ export function presentDelivery(row: DeliveryRow) {
   };
 }
 
+const MAX_BIGINT = 2n ** 63n - 1n;
+
 /** An opaque cursor bound to its endpoint: the last seen delivery's place. */
 function cursorOf(endpointId: string, seq: string): string {
   return Buffer.from(JSON.stringify({ e: endpointId, s: seq })).toString('base64url');
@@ -83,7 +85,8 @@ function cursorOf(endpointId: string, seq: string): string {
 function seqOfCursor(endpointId: string, cursor: string): bigint {
   try {
     const parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as { e?: unknown; s?: unknown };
-    if (parsed.e === endpointId && typeof parsed.s === 'string' && /^[1-9][0-9]{0,18}$/.test(parsed.s)) return BigInt(parsed.s);
+    // A bigint column: 19 digits reach past its largest value.
+    if (parsed.e === endpointId && typeof parsed.s === 'string' && /^[1-9][0-9]{0,18}$/.test(parsed.s) && BigInt(parsed.s) <= MAX_BIGINT) return BigInt(parsed.s);
   } catch {
     // fall through: not one of ours
   }
