@@ -1,6 +1,7 @@
 // The invitation e-mail, through the same transport as the completion e-mail (SMTP_URL, or an
 // .eml file in the data folder). It is sent after the invitation is in the log, with no
-// transaction open; whoever invited also gets the link, so a lost e-mail loses nothing.
+// transaction open; whoever invited also gets the link (the CLI prints it, the dashboard shows
+// it), so a lost e-mail loses nothing.
 import type { MailOptions } from '../notify/mailer.ts';
 import { createMailer } from '../notify/mailer.ts';
 

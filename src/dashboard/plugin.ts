@@ -8,6 +8,7 @@ import helmet from '@fastify/helmet';
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { awaitProjection, type ApiDeps } from '../api/context.ts';
+import { refuseUnstorableText } from '../api/storable-input.ts';
 import { joinMember } from '../commands/member-commands.ts';
 import { DomainError } from '../domain/errors.ts';
 import { dashboardCommands, type DashboardOptions } from './commands.ts';
@@ -15,7 +16,7 @@ import { formField } from './form.ts';
 import { Html } from './pages/html.ts';
 import { invalidInvitePage, invitePage, loginPage, registerPages, type SignedIn } from './pages/index.ts';
 import { DUMMY_HASH, hashPassword, passwordProblem, verifyPassword } from './passwords.ts';
-import { credentialsByEmail, invitationByToken, savePassword } from './reads.ts';
+import { credentialsByEmail, invitationByToken, savePassword, type Credentials } from './reads.ts';
 import { SESSION_COOKIE, Sessions } from './sessions.ts';
 import { SignInThrottle } from './sign-in-throttle.ts';
 
@@ -30,6 +31,21 @@ const LOOPBACK = /^(localhost|127(\.\d{1,3}){3}|\[?::1\]?)$/;
 /** Secure cookies, except over plain http on a loopback address (a developer's own machine). */
 function secureFor(request: FastifyRequest): boolean {
   return request.protocol === 'https' || !LOOPBACK.test(request.hostname);
+}
+
+/**
+ * The member whose password this is: with the address in several organizations, the first
+ * (oldest membership) whose password matches. An unknown address costs the same scrypt as a
+ * wrong password: no way to tell them apart.
+ */
+async function signedInMember(candidates: readonly Credentials[], password: string): Promise<Credentials | null> {
+  const withPassword = candidates.filter((c) => c.passwordHash !== null);
+  if (withPassword.length === 0) {
+    await verifyPassword(password, DUMMY_HASH);
+    return null;
+  }
+  for (const candidate of withPassword) if (await verifyPassword(password, candidate.passwordHash!)) return candidate;
+  return null;
 }
 
 export async function dashboardPlugin(app: FastifyInstance, deps: ApiDeps, options: DashboardOptions): Promise<void> {
@@ -61,6 +77,9 @@ export async function dashboardPlugin(app: FastifyInstance, deps: ApiDeps, optio
   });
   await app.register(rateLimit, { global: false });
 
+  // Bodies are checked for every route (api/app.ts); a page's query (a search) and its path's
+  // ids reach SQL too.
+  app.addHook('preValidation', refuseUnstorableText(['query', 'params']));
   app.decorateRequest('member', null);
   app.addHook('onRequest', async (request) => {
     if (request.url.startsWith('/assets/')) return;
@@ -82,10 +101,8 @@ export async function dashboardPlugin(app: FastifyInstance, deps: ApiDeps, optio
     const password = formField(request.body, 'password');
     const again = (error: string, status: number) => html(reply).code(status).send(loginPage({ csrf: new Html(csrfField(reply)), error, email }));
     if (!throttle.allows(email)) return again('Too many sign-in attempts for this account: wait a few minutes.', 429);
-    const found = await credentialsByEmail(deps.pool, email);
-    // An unknown address costs the same scrypt as a wrong password: no way to tell them apart.
-    const ok = await verifyPassword(password, found?.passwordHash ?? DUMMY_HASH);
-    if (!found || !found.passwordHash || !ok) {
+    const found = await signedInMember(await credentialsByEmail(deps.pool, email), password);
+    if (!found) {
       throttle.failed(email);
       return again('Wrong e-mail or password.', 401);
     }

@@ -14,15 +14,18 @@ export interface Credentials {
   passwordHash: string | null;
 }
 
-/** The active member signing in with this address, and their password hash. */
-export async function credentialsByEmail(pool: Pool, email: string): Promise<Credentials | null> {
+/**
+ * The active members with this address, oldest membership first, and their password hashes: one
+ * person may be a member of several organizations, with a password for each.
+ */
+export async function credentialsByEmail(pool: Pool, email: string): Promise<Credentials[]> {
   const { rows } = await pool.query<Credentials>(
     `SELECT m.member_id AS "memberId", m.org_id AS "orgId", c.password_hash AS "passwordHash"
        FROM ${rm}.members m LEFT JOIN dashboard.credentials c ON c.member_id = m.member_id
-      WHERE m.email = $1 AND m.status = 'active' ORDER BY m.joined_at LIMIT 1`,
+      WHERE m.email = $1 AND m.status = 'active' ORDER BY m.joined_at, m.member_id`,
     [normalizeEmail(email)],
   );
-  return rows[0] ?? null;
+  return rows;
 }
 
 export async function savePassword(pool: Pool, memberId: string, passwordHash: string): Promise<void> {

@@ -64,6 +64,13 @@ describe('dashboard pages', () => {
     assert.match(page, /<a class="button" href="\/videos\/v1\/snapshots.csv" download>Download CSV<\/a>/);
   });
 
+  it('offer Stop tracking for a monitored video only, as the API allows', () => {
+    assert.ok(videoPage(deps, viewer, video(), snapshots(1)).includes('Stop tracking'));
+    const paused = videoPage(deps, viewer, video({ status: 'paused' }), snapshots(1));
+    assert.ok(!paused.includes('Stop tracking'), 'a paused video cannot be stopped');
+    assert.ok(paused.includes('Tracking resumes after a deposit'));
+  });
+
   it('keep text out of the chart data block from closing it', () => {
     const page = videoPage(deps, viewer, video({ current_metadata: { title: '</script><script>alert(1)</script>' } }), snapshots(2));
     assert.equal(page.split('</script>').length - 1, page.split('<script').length - 1, 'every script element closes where it opened');

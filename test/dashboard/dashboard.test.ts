@@ -188,7 +188,9 @@ describe('the dashboard in a browser', { timeout: 600_000 }, () => {
     // An owner invites a colleague, then changes their mind.
     await page.getByLabel('Email').fill('colleague@acme.test');
     await page.getByRole('button', { name: 'Send invitation' }).click();
-    await page.getByRole('status').filter({ hasText: 'Invitation sent to colleague@acme.test' }).waitFor();
+    const sent = page.getByRole('status').filter({ hasText: 'Invitation sent to colleague@acme.test' });
+    await sent.waitFor();
+    assert.match((await sent.textContent()) ?? '', /\/invite\/[\w-]+/, 'the owner gets the link too, should the e-mail be lost');
     const row = page.getByRole('row').filter({ hasText: 'colleague@acme.test' });
     assert.match((await row.textContent()) ?? '', /invited/);
     await screenshot(page, 'members');

@@ -326,7 +326,8 @@ export function registerPages(app: FastifyInstance, deps: ApiDeps, auth: PageAut
     if (!outcome.mailed) {
       return showMembers(reply, seen, { error: html`The invitation stands, but its e-mail could not be sent: give ${email} this link (it works once, for 7 days): <code class="wrap">${outcome.inviteUrl}</code>` });
     }
-    return showMembers(reply, seen, { done: `Invitation sent to ${email}.` });
+    // The link as well: an e-mail accepted for delivery can still be lost or filtered.
+    return showMembers(reply, seen, { done: html`Invitation sent to ${email}. Should it not arrive, give them this link (it works once, for 7 days): <code class="wrap">${outcome.inviteUrl}</code>` });
   });
 
   app.post<{ Params: { id: string } }>('/members/:id/remove', async (request, reply) => {

@@ -7,7 +7,7 @@ import type { MemberListing, SignedIn } from './model.ts';
 export interface MembersView {
   members: MemberListing[];
   error?: string | Html;
-  done?: string;
+  done?: string | Html;
   form?: { email: string; role: 'owner' | 'member' };
 }
 

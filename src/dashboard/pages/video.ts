@@ -50,7 +50,8 @@ export function videoPage(deps: ApiDeps, viewer: Viewer, video: VideoRow, snapsh
     const points = snapshots.filter((s) => s[m] !== null).map((s) => ({ at: s.snapshot_time, value: s[m]! }));
     return { metric: m, points };
   });
-  const stoppable = video.status === 'monitoring' || video.status === 'paused';
+  // Stop applies to a monitored video only (the API's 400 `Video is not being monitored`).
+  const stoppable = video.status === 'monitoring';
   return page(
     viewer,
     'videos',
@@ -69,6 +70,7 @@ export function videoPage(deps: ApiDeps, viewer: Viewer, video: VideoRow, snapsh
 ${typeof meta.description === 'string' && meta.description ? html`<details><summary>Description</summary><p class="description">${meta.description}</p></details>` : ''}
 <p class="actions"><a class="button" href="/videos/${encodeURIComponent(video.video_id)}/snapshots.csv" download>Download CSV</a>
 ${stoppable ? html`<button type="button" class="danger" data-confirm="stop-dialog">Stop tracking</button>` : ''}</p>
+${video.status === 'paused' ? html`<p class="hint">Paused: the balance does not cover the next snapshot. Tracking resumes after a deposit, and can be stopped then.</p>` : ''}
 ${stoppable ? confirmDialog(viewer, { id: 'stop-dialog', action: `/videos/${encodeURIComponent(video.video_id)}/stop`, title: 'Stop tracking this video?', text: 'No more snapshots are collected or charged; the ones recorded stay.', confirm: 'Stop tracking' }) : ''}
 <h2>Growth</h2>
 ${metrics.length === 0 ? html`<p>No snapshots yet: the first arrives within the hour.</p>` : html`<table class="growth">
