@@ -23,10 +23,16 @@ export class WakeTimer {
   }
 }
 
-/** Resolves when `promise` settles or `ms` have passed, whichever comes first (Infinity: no deadline). */
-export async function raceDeadline(promise: Promise<unknown>, ms: number): Promise<void> {
-  if (!Number.isFinite(ms)) return void (await promise);
+/**
+ * Resolves when `promise` settles or `ms` have passed, whichever comes first (Infinity: no
+ * deadline): with `promise`'s value, or with `late` once the time is up.
+ */
+export async function raceDeadline<T, L = undefined>(promise: Promise<T>, ms: number, late?: L): Promise<T | L> {
+  if (!Number.isFinite(ms)) return await promise;
   let timer: NodeJS.Timeout | undefined;
-  await Promise.race([promise, new Promise((resolve) => (timer = setTimeout(resolve, ms)))]);
-  clearTimeout(timer);
+  try {
+    return await Promise.race([promise, new Promise<L>((resolve) => (timer = setTimeout(() => resolve(late as L), ms)))]);
+  } finally {
+    clearTimeout(timer);
+  }
 }

@@ -12,6 +12,7 @@ import {
 } from '../../commands/webhook-commands.ts';
 import { listDeliveries, recoverDeliveries, replayDelivery, type DeliveryRow } from '../../notify/webhooks/deliveries.ts';
 import { DomainError } from '../../domain/errors.ts';
+import { MAX_COUNT } from '../../domain/storable.ts';
 import { checkWebhookUrl, type UrlPolicy } from '../../domain/webhook-url.ts';
 import { MAX_ENDPOINTS_PER_ORGANIZATION, PREVIOUS_SECRET_VALID_MS } from '../../domain/webhooks.ts';
 import { resolveEndpoint } from '../../notify/webhooks/address-guard.ts';
@@ -75,8 +76,6 @@ export function presentDelivery(row: DeliveryRow) {
   };
 }
 
-const MAX_BIGINT = 2n ** 63n - 1n;
-
 /** An opaque cursor bound to its endpoint: the last seen delivery's place. */
 function cursorOf(endpointId: string, seq: string): string {
   return Buffer.from(JSON.stringify({ e: endpointId, s: seq })).toString('base64url');
@@ -85,8 +84,8 @@ function cursorOf(endpointId: string, seq: string): string {
 function seqOfCursor(endpointId: string, cursor: string): bigint {
   try {
     const parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as { e?: unknown; s?: unknown };
-    // A bigint column: 19 digits reach past its largest value.
-    if (parsed.e === endpointId && typeof parsed.s === 'string' && /^[1-9][0-9]{0,18}$/.test(parsed.s) && BigInt(parsed.s) <= MAX_BIGINT) return BigInt(parsed.s);
+    // A bigint column (MAX_COUNT is its largest value): 19 digits reach past it.
+    if (parsed.e === endpointId && typeof parsed.s === 'string' && /^[1-9][0-9]{0,18}$/.test(parsed.s) && BigInt(parsed.s) <= MAX_COUNT) return BigInt(parsed.s);
   } catch {
     // fall through: not one of ours
   }

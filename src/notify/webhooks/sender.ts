@@ -7,6 +7,7 @@ import https from 'node:https';
 import type { LookupFunction } from 'node:net';
 import { checkWebhookUrl, type UrlPolicy } from '../../domain/webhook-url.ts';
 import { resolveEndpoint } from './address-guard.ts';
+import { raceDeadline } from '../timers.ts';
 
 export const SEND_TIMEOUT_MS = 15_000;
 
@@ -33,7 +34,7 @@ export async function postWebhook(urlText: string, headers: Record<string, strin
   if ('error' in checked) return { status: null, retryAfter: undefined, error: checked.error };
   // A name server that never answers must not hold the attempt past its time (nor past the
   // claim on the delivery, which would let another dispatcher send it again meanwhile).
-  const resolved = await withDeadline(resolveAddress(checked.url, policy), timeoutMs, { error: `url's host did not resolve within ${timeoutMs / 1000} s` });
+  const resolved = await raceDeadline(resolveAddress(checked.url, policy), timeoutMs, { error: `url's host did not resolve within ${timeoutMs / 1000} s` });
   if ('error' in resolved) return { status: null, retryAfter: undefined, error: resolved.error };
   const answerMs = Math.max(0, deadline - performance.now());
   const pinned: LookupFunction = (_host, options, callback) => {
@@ -72,15 +73,4 @@ export async function postWebhook(urlText: string, headers: Record<string, strin
     request.on('error', (error) => settle({ status: null, retryAfter: undefined, error: error.message.slice(0, 300) }));
     request.end(body);
   });
-}
-
-/** `promise`'s value, or `late` once `ms` have passed first. */
-async function withDeadline<T>(promise: Promise<T>, ms: number, late: T): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const expired = new Promise<T>((resolve) => (timer = setTimeout(() => resolve(late), ms)));
-  try {
-    return await Promise.race([promise, expired]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
