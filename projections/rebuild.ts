@@ -19,6 +19,8 @@ export interface RebuildOptions {
   onProgress?: (events: number, position: Position) => void;
   /** Read models made where the log lies (PostgreSQL: replay.ts): how many at once, and progress. */
   replay?: ReplayOptions;
+  /** Called once the log as it was at the start is built, before the swap. */
+  onBuilt?: () => void | Promise<void>;
 }
 
 export interface RebuildResult {
@@ -40,15 +42,20 @@ export async function rebuildReadModels(store: EventStore, pool: Pool, options: 
   }
   const started = performance.now();
   let events = 0;
+  const { batchSize, replay } = options;
   await buildBeside(store, pool, options.projections, build, {
-    batchSize: options.batchSize,
-    replay: options.replay,
+    batchSize,
+    replay,
     onPage: (n, position) => {
       events += n;
       options.onProgress?.(events, position);
     },
   });
   const seconds = (performance.now() - started) / 1000;
-  await swapIn(pool, build, options.liveSchema, options.projections);
+  await options.onBuilt?.();
+  // What was appended during the build, and projected live meanwhile, is built too before the
+  // swap: a few events, on one connection, while the swap holds one and the live runner waits on another.
+  const catchUp = () => buildBeside(store, pool, options.projections, build, { batchSize, connectionPerProjection: false });
+  await swapIn(pool, build, options.liveSchema, options.projections, catchUp);
   return { events, seconds };
 }

@@ -115,6 +115,8 @@ export async function buildBeside(
     onPage?: (events: number, position: Position) => void;
     onParked?: (parked: ParkedEvent) => void;
     replay?: ReplayOptions;
+    /** A connection for each read model (default true); one for a short catch-up, where connections may be few. */
+    connectionPerProjection?: boolean;
   } = {},
 ): Promise<void> {
   const target = await store.headPosition();
@@ -124,7 +126,7 @@ export async function buildBeside(
     batchSize: options.batchSize ?? 10_000,
     onPage: options.onPage,
     onParked: options.onParked,
-    connectionPerProjection: true,
+    connectionPerProjection: options.connectionPerProjection ?? true,
     replay: { ...options.replay, upTo: target },
   });
   let firstError: unknown = null;

@@ -4,22 +4,33 @@
 // ones are in: no reader ever finds a read model missing.
 import type { Pool } from 'pg';
 import { withTransaction } from '../src/db/pool.ts';
+import { comparePositions, type Position } from '../src/eventstore/port.ts';
+import { readCheckpoints } from './checkpoints.ts';
 import { ident, type Projection } from './projection.ts';
 import { bookkeepingDdl } from './versions.ts';
 
-/**
- * Locking the live checkpoints first waits for the live runner's batch in progress; its next
- * batch finds checkpoints it did not write and starts again from them.
- */
 /** Named, not `*`: two versions' tables may hold their columns in another order. */
 const PARKED_COLUMNS = 'event_id, projection, commit_position, prepare_position, stream_id, revision, type, error, parked_at';
 
-export async function swapIn(pool: Pool, build: string, live: string, projections: readonly Projection[]): Promise<void> {
+/**
+ * Locking the live checkpoints first waits for the live runner's batch in progress, and holds
+ * its next one; that batch finds checkpoints it did not write and starts again from them.
+ *
+ * `catchUp` brings the build to the log's head again. It is called, with the live checkpoints
+ * held, when the live runner has applied events the build has not (appended while it was built):
+ * swapped in without them, those events would be missing from the read models until some later
+ * event made the live runner look at its checkpoints again, on a quiet log never.
+ */
+export async function swapIn(pool: Pool, build: string, live: string, projections: readonly Projection[], catchUp?: () => Promise<void>): Promise<void> {
   const [from, to, retired] = [ident(build), ident(live), ident(`${live}_retired`)];
   const names = projections.map((p) => p.name);
   await withTransaction(pool, async (client) => {
     await client.query(bookkeepingDdl(live));
-    await client.query(`SELECT projection FROM ${to}.checkpoints WHERE projection = ANY($1::text[]) FOR UPDATE`, [names]);
+    const held = await readCheckpoints(client, live, names, true);
+    if (catchUp && isBehind(await readCheckpoints(client, build, names), held)) {
+      await catchUp();
+      if (isBehind(await readCheckpoints(client, build, names), held)) throw new Error(`the build in ${build} did not reach the live read models' checkpoints`);
+    }
     await client.query(`DROP SCHEMA IF EXISTS ${retired} CASCADE; CREATE SCHEMA ${retired}`);
     for (const table of projections.flatMap((p) => p.tables)) {
       await client.query(`ALTER TABLE IF EXISTS ${to}.${ident(table)} SET SCHEMA ${retired}`);
@@ -44,5 +55,13 @@ export async function swapIn(pool: Pool, build: string, live: string, projection
       [names],
     );
     await client.query(`DROP SCHEMA ${retired} CASCADE; DROP SCHEMA ${from} CASCADE`);
+  });
+}
+
+/** Whether some projection's `build` checkpoint is short of its `live` one. */
+function isBehind(build: Map<string, Position | null>, live: Map<string, Position | null>): boolean {
+  return [...live].some(([name, position]) => {
+    const built = build.get(name) ?? null;
+    return position !== null && (built === null || comparePositions(built, position) < 0);
   });
 }

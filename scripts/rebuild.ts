@@ -66,8 +66,8 @@ try {
     liveSchema: READ_SCHEMA,
     onProgress,
     replay: { connections: replayConnections, onReplayed },
+    onBuilt: finish,
   });
-  finish();
   console.log(`rebuilt ${names}: ${result.events} events in ${result.seconds.toFixed(1)} s (${rate(result.events)} events/s), swapped in`);
 } catch (error) {
   if (!(error instanceof BuildLocked || error instanceof VersionMismatch)) throw error;

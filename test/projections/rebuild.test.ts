@@ -137,6 +137,26 @@ test('a rebuild is equal, row for row, to the read models it replaces, and the l
   assert.equal(rows[0].n, 7);
 });
 
+test('what is appended while a rebuild builds is in the read models it swaps in, with no later event needed', async () => {
+  const { apiKey } = await someHistory();
+  let tracked = '';
+  let live: Record<string, unknown[]> = {};
+  await rebuildReadModels(service.store, service.work.pool, {
+    projections,
+    liveSchema: READ_SCHEMA,
+    // The log as it was at the start is built; the live projector applies a track meanwhile.
+    onBuilt: async () => {
+      tracked = await track(service, apiKey, youtubeLink(), 1);
+      await service.settle();
+      live = await readModelRows();
+    },
+  });
+  assert.ok((live.videos as Array<{ video_id: string }>).some((v) => v.video_id === tracked), 'the live read models held the video tracked during the build');
+  // Nothing was appended after the swap: the live projector has had no page to look at its checkpoints with.
+  assert.deepEqual(await readModelRows(), live);
+  assert.equal((await getVideo(service, apiKey, tracked)).status, 'monitoring');
+});
+
 test('a rebuild killed halfway finishes when started again, and one projection can be rebuilt alone', async () => {
   await someHistory();
   const before = await readModelRows();
