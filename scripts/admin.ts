@@ -16,6 +16,7 @@ import { readServiceClock } from '../src/db/service-clock.ts';
 import { DomainError } from '../src/domain/errors.ts';
 import { parseUsd, toUsd } from '../src/domain/money.ts';
 import { PLANS, type Plan } from '../src/domain/platform.ts';
+import { MAX_RATE_LIMIT } from '../src/domain/storable.ts';
 import { createEventStore } from '../src/eventstore/create.ts';
 import { READ_SCHEMA, projections } from '../projections/index.ts';
 import { listParked, retryParked } from '../projections/parking.ts';
@@ -96,7 +97,9 @@ async function main(): Promise<void> {
   const plan = (values.plan ?? 'free') as Plan;
   if (!PLANS.includes(plan)) throw new UsageError(`--plan must be one of ${PLANS.join(', ')}`);
   const rateLimit = values['rate-limit'] === undefined ? null : Number(values['rate-limit']);
-  if (rateLimit !== null && !(Number.isInteger(rateLimit) && rateLimit > 0)) throw new UsageError('--rate-limit must be a positive integer');
+  if (rateLimit !== null && !(Number.isInteger(rateLimit) && rateLimit > 0 && rateLimit <= MAX_RATE_LIMIT)) {
+    throw new UsageError(`--rate-limit must be a positive integer, at most ${MAX_RATE_LIMIT}`);
+  }
   const mode = values.mode ?? 'live';
   if (mode !== 'live' && mode !== 'test') throw new UsageError('--mode must be live or test');
   const amount = values.amount === undefined ? null : parseUsd(values.amount);

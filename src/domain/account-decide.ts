@@ -3,6 +3,7 @@ import { DomainError } from './errors.ts';
 import { SNAPSHOT_PRICE, type Micros } from './money.ts';
 import type { KeyMode, Plan } from './platform.ts';
 import type { AccountEvent, AccountState } from './account.ts';
+import { MAX_RATE_LIMIT } from './storable.ts';
 
 export type AccountCommand =
   | { type: 'OpenOrganization'; orgId: string; name: string; email: string; plan: Plan; rateLimit: number | null; now: Date }
@@ -25,6 +26,9 @@ export function decideAccount(command: AccountCommand, state: AccountState): Acc
     }
     if (command.rateLimit !== null && !(Number.isInteger(command.rateLimit) && command.rateLimit > 0)) {
       throw new DomainError('invalid_argument', 'rate limit must be a positive integer');
+    }
+    if (command.rateLimit !== null && command.rateLimit > MAX_RATE_LIMIT) {
+      throw new DomainError('invalid_argument', `rate limit must be at most ${MAX_RATE_LIMIT}`);
     }
     const { orgId, name, email, plan, rateLimit } = command;
     return [{ type: 'OrganizationOpened', data: { orgId, name, email, plan, rateLimit, at } }];

@@ -10,6 +10,9 @@ import type { Metrics, VideoMetadata } from './platform.ts';
 /** The largest count the read models hold: PostgreSQL bigint, 2^63 − 1. */
 export const MAX_COUNT = 2n ** 63n - 1n;
 
+/** The largest rate limit the read models hold: PostgreSQL integer, 2^31 − 1 requests a minute. */
+export const MAX_RATE_LIMIT = 2 ** 31 - 1;
+
 /**
  * Longest platform text kept, in UTF-16 code units. Generous beside the platforms' own limits
  * (X long posts reach 25,000 characters), so only absurd answers are cut.

@@ -203,6 +203,7 @@ describe('admin with bad arguments', { concurrency: 6 }, () => {
     ['a missing --email', ['org', 'create', '--name', 'X'], /--email is required/],
     ['--plan gold', ['org', 'create', '--name', 'X', '--email', 'a@b.c', '--plan', 'gold'], /--plan must be one of free, pro, enterprise/],
     ['--rate-limit 0', ['org', 'create', '--name', 'X', '--email', 'a@b.c', '--rate-limit', '0'], /--rate-limit must be a positive integer/],
+    ['--rate-limit past a PostgreSQL integer', ['org', 'create', '--name', 'X', '--email', 'a@b.c', '--plan', 'enterprise', '--rate-limit', '3000000000'], /--rate-limit must be a positive integer, at most 2147483647/],
     ['--mode prod', ['key', 'create', '--org', 'org_x', '--name', 'k', '--mode', 'prod'], /--mode must be live or test/],
     ['a missing --org', ['key', 'create', '--name', 'k'], /--org is required/],
     ['a missing --key', ['key', 'revoke'], /--key is required/],

@@ -67,6 +67,11 @@ describe('OpenOrganization', () => {
     given([]).when(openOrganization({ plan: 'enterprise', rateLimit: null })).then({ code: 'invalid_argument', message: 'an enterprise plan needs a custom rate limit' });
   });
 
+  it('refuses a rate limit the read models cannot hold (PostgreSQL integer), and takes the largest they can', () => {
+    given([]).when(openOrganization({ plan: 'enterprise', rateLimit: 2 ** 31 })).then({ code: 'invalid_argument', message: 'rate limit must be at most 2147483647' });
+    given([]).when(openOrganization({ plan: 'enterprise', rateLimit: 2 ** 31 - 1 })).then([opened('enterprise', 2 ** 31 - 1)]);
+  });
+
   for (const rateLimit of [0, -1, 1.5, Number.NaN, Number.POSITIVE_INFINITY]) {
     it(`refuses a rate limit of ${rateLimit}`, () => {
       given([]).when(openOrganization({ plan: 'enterprise', rateLimit })).then({ code: 'invalid_argument', message: 'rate limit must be a positive integer' });
