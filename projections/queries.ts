@@ -60,6 +60,11 @@ export async function findOrganization(pool: Pool, orgId: string): Promise<{ nam
   return rows[0] ?? null;
 }
 
+export async function findOrganizations(pool: Pool, orgIds: readonly string[]): Promise<Map<string, { name: string; email: string }>> {
+  const { rows } = await pool.query(`SELECT org_id, name, email FROM ${rm}.organizations WHERE org_id = ANY($1::text[])`, [orgIds]);
+  return new Map(rows.map((r: { org_id: string; name: string; email: string }) => [r.org_id, { name: r.name, email: r.email }]));
+}
+
 export interface VideoRow {
   video_id: string;
   job_id: string;

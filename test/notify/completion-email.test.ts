@@ -11,6 +11,7 @@ import { collectDue, completeEnded } from '../../src/collect/work.ts';
 import { deposit } from '../../src/commands/account-commands.ts';
 import { cancelVideo } from '../../src/commands/video-commands.ts';
 import { parseUsd } from '../../src/domain/money.ts';
+import { streamIdOfVideo } from '../../src/domain/video.ts';
 import { CompletionEmails, type MailOptions } from '../../src/notify/completion-email.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 import { collectHours, track, youtubeLink } from '../collect/rounds.ts';
@@ -150,6 +151,22 @@ describe('completion e-mail over SMTP', () => {
     assert.ok(!body.includes(stopped));
     assert.deepEqual(await sentRows(), [completed]);
     assert.deepEqual(errors, []);
+  });
+
+  it('a completion whose video the read models never got is said and passed, and the e-mails after it still go', async () => {
+    await startEmails({ smtpUrl });
+    const org = await service.organization({ usd: '5', email: 'owner@acme.test' });
+    const completed = await track(service, org.liveKey, youtubeLink());
+    // A completion the read models pass without a row to show for it, as after a parked VideoTracked.
+    await service.store.append(streamIdOfVideo('never-projected'), [
+      { type: 'VideoCompleted', data: { videoId: 'never-projected', orgId: org.orgId, mode: 'live', at: service.clock.now().toISOString(), previousStatus: 'monitoring', reason: 'period_ended' } },
+    ], 'any');
+
+    await runOneDay();
+    await eventually('the e-mail of the video completed after it', () => received.length >= 1);
+    assert.deepEqual(await sentRows(), [completed]);
+    assert.equal(errors.length, 1, errors.map(String).join('; '));
+    assert.match(String(errors[0]), /no completion e-mail for video never-projected/);
   });
 
   it('a restart sends nothing twice', async () => {
