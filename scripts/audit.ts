@@ -30,8 +30,9 @@ if (at && Number.isNaN(at.getTime())) {
   process.exit(2);
 }
 
+/** With every usage field null when no usage row matched (the checkpoint alone). */
 interface UsageRow {
-  org_id: string;
+  org_id: string | null;
   balance: string;
   total_charged: string;
   live_snapshots: string;
@@ -46,16 +47,19 @@ const store = createEventStore(db.config, db.pool);
 let failed = false;
 try {
   // The read model and the position it has reached, in one statement: the log is replayed
-  // exactly that far, so a difference is a difference, not a lag.
+  // exactly that far, so a difference is a difference, not a lag. The checkpoint comes even
+  // when no usage row does: organizations missing from the read model are what an audit finds.
   const { rows } = await db.pool.query<UsageRow>(
     `SELECT u.org_id, u.balance, u.total_charged, u.live_snapshots, u.live_cost, c.commit_position, c.prepare_position
-     FROM ${READ_SCHEMA}.usage u LEFT JOIN ${READ_SCHEMA}.checkpoints c ON c.projection = 'usage'
-     WHERE $1::text[] IS NULL OR u.org_id = ANY($1::text[])`,
+     FROM (SELECT 1) AS one
+     LEFT JOIN ${READ_SCHEMA}.checkpoints c ON c.projection = 'usage'
+     LEFT JOIN ${READ_SCHEMA}.usage u ON $1::text[] IS NULL OR u.org_id = ANY($1::text[])`,
     [args.all ? null : args.org!],
   );
-  const readModel = new Map(rows.map((r) => [r.org_id, r]));
+  const readModel = new Map(rows.flatMap((r) => (r.org_id === null ? [] : [[r.org_id, r] as const])));
   const checkpoint: Position | null = rows[0]?.commit_position ? { commit: BigInt(rows[0].commit_position), prepare: BigInt(rows[0].prepare_position!) } : null;
-  const until = at ? await store.headPosition() : checkpoint;
+  // A read model that has projected nothing is audited against the whole log.
+  const until = at || !checkpoint ? await store.headPosition() : checkpoint;
   const orgs = args.all ? [...readModel.keys()] : args.org!;
 
   const ledgers = new Map<string, Ledger>(orgs.map((org) => [org, emptyLedger(org)]));

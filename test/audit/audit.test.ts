@@ -73,6 +73,16 @@ test('the audit proves the ledger from the log, matches the read model, and catc
   assert.equal(tampered.code, 1);
   assert.match(tampered.stdout, new RegExp(`organization ${other.orgId}[\\s\\S]*DIFFERENCE balance: log 910000, read model 909999`));
 
+  // An organization in the log that the read model lost fails the audit too, alone or among all.
+  await service.db.pool.query(`DELETE FROM rm.usage WHERE org_id = $1`, [other.orgId]);
+  const lost = await audit('--org', other.orgId);
+  assert.equal(lost.code, 1);
+  assert.match(lost.stdout, new RegExp(`organization ${other.orgId}[\\s\\S]*DIFFERENCE missing from the usage read model`));
+  await service.db.pool.query(`DELETE FROM rm.usage`);
+  const emptied = await audit('--all');
+  assert.equal(emptied.code, 1, emptied.stdout);
+  assert.match(emptied.stdout, new RegExp(`organization ${org.orgId}[\\s\\S]*DIFFERENCE missing from the usage read model`));
+
   const unknown = await audit('--org', 'org_nobody');
   assert.equal(unknown.code, 1);
   assert.match(unknown.stdout, /no such organization/);
