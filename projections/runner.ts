@@ -35,8 +35,6 @@ export interface RunnerOptions {
   onPage?: (events: number, position: Position) => void;
   /** NOTIFY channel told of each committed page, for read-your-writes in other processes. */
   notifyChannel?: string | null;
-  /** Run even if another runner holds the schema (a rebuild into a schema of its own). */
-  exclusive?: boolean;
   /** Told of each event parked, once its page has committed (default: one JSON line on stderr). */
   onParked?: (parked: ParkedEvent) => void;
   /** Told why this runner stands by (another holds the lock, or the database is a newer version). */
@@ -189,7 +187,7 @@ export class ProjectionRunner {
     // An older version never takes the lock from a newer one that is waiting for it.
     if (await this.newerInDatabase()) return this.standBy(onError);
     const { rows } = await this.client.query<{ locked: boolean }>(`SELECT pg_try_advisory_lock(hashtext($1)) AS locked`, [`vidtrack.projector.${schema}`]);
-    if (!rows[0]!.locked && this.options.exclusive !== false) {
+    if (!rows[0]!.locked) {
       this.standbyReason = 'another process projects these read models';
       return this.standBy(onError);
     }
