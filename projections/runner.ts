@@ -157,6 +157,8 @@ export class ProjectionRunner {
   private inFlight: Promise<void> = Promise.resolve();
   private stopped = false;
   private retry: NodeJS.Timeout | null = null;
+  /** The start or restart under way: stop() waits for it, so that none goes on after stop() returned. */
+  private starting: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly store: EventStore,
@@ -172,16 +174,14 @@ export class ProjectionRunner {
    */
   async start(onError: (error: unknown) => void): Promise<void> {
     this.stopped = false;
-    try {
-      await this.run(onError);
-    } catch (error) {
-      this.failed(error, onError);
-    }
+    this.starting = this.run(onError).catch((error: unknown) => this.failed(error, onError));
+    await this.starting;
   }
 
   private async run(onError: (error: unknown) => void): Promise<void> {
     const { schema } = this.options;
     this.client = await this.pool.connect();
+    if (this.stopped) return this.release();
     this.onClientError = (error: Error) => this.failed(error, onError);
     this.client.on('error', this.onClientError);
     // An older version never takes the lock from a newer one that is waiting for it.
@@ -312,7 +312,7 @@ export class ProjectionRunner {
     if (this.stopped || this.retry) return;
     this.retry = setTimeout(() => {
       this.retry = null;
-      this.run(onError).catch((error) => this.failed(error, onError));
+      this.starting = this.run(onError).catch((error: unknown) => this.failed(error, onError));
     }, RETRY_MS);
   }
 
@@ -435,6 +435,7 @@ export class ProjectionRunner {
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.retry) clearTimeout(this.retry);
+    await this.starting;
     this.subscription?.unsubscribe();
     this.subscription = null;
     await this.inFlight.catch(() => undefined);

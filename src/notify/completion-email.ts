@@ -78,6 +78,8 @@ export class CompletionEmails {
     // What was recorded but not sent before a restart goes first.
     this.sender.kick();
     const from$ = await readCheckpoint(this.pool, 'notify.checkpoint');
+    // Stopped while the checkpoint was read (a restart after a failure): no subscription after stop().
+    if (this.stopped) return;
     // The page that failed before a retry must not fail the new subscription's first `ready()`.
     this.inFlight = Promise.resolve();
     this.subscription = this.store

@@ -105,6 +105,8 @@ export class WebhookReactor {
       this.closeMailer = () => mailer.close();
     }
     const from$ = await readCheckpoint(this.deps.pool, 'webhooks.checkpoint');
+    // Stopped while the checkpoint was read (a restart after a failure): no subscription after stop().
+    if (this.stopped) return;
     // What was recorded but not sent before a restart goes first.
     this.dispatcher.kick();
     this.inFlight = Promise.resolve();
