@@ -121,7 +121,11 @@ async function startOrReuse(
     try {
       const server = await startServer(bin.postgres, clusterDir, port, options, runAs);
       const ready = { ...withPort(info, port, database, socketDirOf(clusterDir)), pid: server.child.pid!, ...ownedByUs() };
-      await ensureDatabase(ready.adminUrl, database);
+      // A server we started and cannot use (a wrong password, a full disk) is not left running.
+      await ensureDatabase(ready.adminUrl, database).catch(async (error: unknown) => {
+        await server.stop();
+        throw error;
+      });
       writeInfo(dataDir, ready);
       return {
         url: ready.url,

@@ -52,3 +52,21 @@ test('a data folder whose socket path would pass 107 bytes is reached over TCP',
     fs.rmSync(parent, { recursive: true, force: true });
   }
 });
+
+test('a server started for a folder whose password no longer matches is stopped again, not left running', async () => {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'vidtrack-sock-'));
+  try {
+    await (await startEmbeddedPostgres({ dataDir, detached: false, settings: { fsync: 'off' } })).stop();
+    const infoFile = path.join(dataDir, 'postgres.json');
+    const info = JSON.parse(fs.readFileSync(infoFile, 'utf8'));
+    const wrong = (url: string) => url.replace(`:${encodeURIComponent(info.password)}@`, ':not-the-password@');
+    fs.writeFileSync(infoFile, JSON.stringify({ ...info, password: 'not-the-password', url: wrong(info.url), adminUrl: wrong(info.adminUrl) }));
+    await assert.rejects(startEmbeddedPostgres({ dataDir, detached: false, settings: { fsync: 'off' } }), /password authentication failed/);
+    assert.equal(fs.existsSync(path.join(dataDir, 'pg', 'postmaster.pid')), false, 'the server was left running');
+  } finally {
+    // A server left running by a failure of this test is stopped all the same.
+    const postmaster = path.join(dataDir, 'pg', 'postmaster.pid');
+    if (fs.existsSync(postmaster)) process.kill(Number(fs.readFileSync(postmaster, 'utf8').split('\n')[0]), 'SIGQUIT');
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+});
