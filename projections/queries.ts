@@ -130,15 +130,24 @@ export interface SnapshotRow {
   replies: string | null;
 }
 
+const SNAPSHOT_COLUMNS = `slot, snapshot_id, snapshot_time, provider, views::text, likes::text, comments::text, shares::text, saves::text,
+  retweets::text, replies::text`;
+
 /** Snapshots in ascending time order (slot order is time order: one slot per hour). */
 export async function readSnapshots(pool: Pool, videoId: string): Promise<SnapshotRow[]> {
-  const { rows } = await pool.query<SnapshotRow>(
-    `SELECT slot, snapshot_id, snapshot_time, provider, views::text, likes::text, comments::text, shares::text, saves::text,
-       retweets::text, replies::text
-     FROM ${rm}.snapshots WHERE video_id = $1 ORDER BY slot`,
-    [videoId],
-  );
+  const { rows } = await pool.query<SnapshotRow>(`SELECT ${SNAPSHOT_COLUMNS} FROM ${rm}.snapshots WHERE video_id = $1 ORDER BY slot`, [videoId]);
   return rows;
+}
+
+/** The snapshots of each of these videos, in ascending time order, in one statement. */
+export async function readSnapshotsOf(pool: Pool, videoIds: readonly string[]): Promise<Map<string, SnapshotRow[]>> {
+  const { rows } = await pool.query<SnapshotRow & { video_id: string }>(
+    `SELECT video_id, ${SNAPSHOT_COLUMNS} FROM ${rm}.snapshots WHERE video_id = ANY($1::text[]) ORDER BY video_id, slot`,
+    [videoIds],
+  );
+  const snapshots = new Map<string, SnapshotRow[]>(videoIds.map((id) => [id, []]));
+  for (const { video_id: videoId, ...row } of rows) snapshots.get(videoId)!.push(row);
+  return snapshots;
 }
 
 export interface WebhookEndpointRow {

@@ -14,14 +14,13 @@ import type { EventStore, Position, RecordedEvent } from '../../eventstore/port.
 import {
   alertsOfOrganizations,
   enabledWebhookEndpoints,
-  findOrganization,
-  readSnapshots,
+  findOrganizations,
+  readSnapshotsOf,
   readUsage,
   readSnapshotVideos,
   readVideos,
   snapshotTotals,
   type MetricAlertRow,
-  type SnapshotRow,
   type SnapshotVideo,
   type WebhookEndpointRow,
 } from '../../../projections/queries.ts';
@@ -250,13 +249,15 @@ export class WebhookReactor {
     const messages: OutboxMessage[] = [];
     if (watched.length === 0) return { deliveries, messages };
     const { pool } = this.deps;
-    const videos = new Map((await readVideos(pool, [...new Set(watched.map((w) => w.cause.videoId!))])).map((v) => [v.video_id, v]));
-    const snapshotsOf = new Map<string, SnapshotRow[]>();
-    const orgs = new Map<string, { name: string; email: string } | null>();
+    const videoIds = [...new Set(watched.map((w) => w.cause.videoId!))];
+    const [videos, snapshotsOf, orgs] = await Promise.all([
+      readVideos(pool, videoIds).then((rows) => new Map(rows.map((v) => [v.video_id, v]))),
+      readSnapshotsOf(pool, videoIds),
+      findOrganizations(pool, [...new Set(watched.map((w) => w.cause.orgId))]),
+    ]);
     for (const { cause, alerts } of watched) {
       const video = videos.get(cause.videoId!);
       if (!video) continue;
-      if (!snapshotsOf.has(video.video_id)) snapshotsOf.set(video.video_id, await readSnapshots(pool, video.video_id));
       for (const firing of firingsOf(cause.event, alerts, video, snapshotsOf.get(video.video_id)!)) {
         const body = alertBody(firing);
         const type = `metric.alert:${firing.alert.alert_id}`;
@@ -272,7 +273,6 @@ export class WebhookReactor {
             createdAt: this.deps.clock.now(),
           });
         }
-        if (!orgs.has(cause.orgId)) orgs.set(cause.orgId, await findOrganization(pool, cause.orgId));
         const org = orgs.get(cause.orgId);
         if (org) messages.push(alertEmail(firing, org, this.deps.mail.from));
       }
