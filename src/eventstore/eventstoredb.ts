@@ -42,6 +42,8 @@ import {
 } from '@eventstore/db-client';
 import { Observable } from 'rxjs';
 import { followCatchUp, type CatchUpItem, type CatchUpSource, type CatchUpStream, type ResubscribeReason } from './catch-up.ts';
+import { hasUnstorableCharacters } from '../domain/storable.ts';
+import { UnstorableData, holdsUnstorableText } from './unstorable.ts';
 import {
   comparePositions,
   WrongExpectedRevision,
@@ -437,6 +439,11 @@ function validateAppends(appends: readonly StreamAppend[]): void {
   for (const { streamId, events, expectedRevision } of appends) {
     if (typeof streamId !== 'string' || streamId === '') throw new TypeError('stream id must be a non-empty string');
     if (streamId.startsWith('$')) throw new TypeError(`stream ${streamId}: $-prefixed streams are EventStoreDB's own`);
+    if (hasUnstorableCharacters(streamId)) throw new UnstorableData(streamId, 'stream id contains U+0000 or an unpaired UTF-16 surrogate');
+    // EventStoreDB would keep them; the read models (PostgreSQL jsonb and text) could not.
+    if (events.some((event) => holdsUnstorableText(event.data) || holdsUnstorableText(event.metadata))) {
+      throw new UnstorableData(streamId, `stream ${streamId}: event data contains U+0000 or an unpaired UTF-16 surrogate, which the read models cannot hold`);
+    }
     if (seen.has(streamId)) throw new TypeError(`stream ${streamId} appears twice in one batch`);
     seen.add(streamId);
     if (events.length === 0) throw new RangeError(`append to ${streamId} has no events`);

@@ -48,7 +48,7 @@ import { EVENT_COLUMNS, toRecordedEvent, type EventRow } from './postgres-rows.t
 import { hasUnstorableCharacters } from '../domain/storable.ts';
 import { prepared } from '../db/prepared.ts';
 import { arrayLiteral } from '../db/array-literal.ts';
-import { UnstorableData } from './unstorable.ts';
+import { UnstorableData, holdsUnstorableText } from './unstorable.ts';
 
 export interface PostgresEventStoreOptions {
   /** End the pool in close() (default false: the caller shares the pool and ends it). */
@@ -537,7 +537,7 @@ function toParams(appends: readonly StreamAppend[]): unknown[] {
   // clears it.
   if (SUSPECT_ESCAPE.test(dataText) || SUSPECT_ESCAPE.test(metadataText)) {
     for (const append of appends) {
-      if (append.events.some((event) => unstorable(event.data) || unstorable(event.metadata))) {
+      if (append.events.some((event) => holdsUnstorableText(event.data) || holdsUnstorableText(event.metadata))) {
         throw new UnstorableData(
           append.streamId,
           `stream ${append.streamId}: event data contains U+0000 or an unpaired UTF-16 surrogate, which PostgreSQL's jsonb and text cannot hold`,
@@ -558,13 +558,6 @@ function toParams(appends: readonly StreamAppend[]): unknown[] {
 }
 
 const SUSPECT_ESCAPE = /\\u(?:0000|d[89a-f][0-9a-f]{2})/i;
-
-function unstorable(value: unknown): boolean {
-  if (typeof value === 'string') return hasUnstorableCharacters(value);
-  if (Array.isArray(value)) return value.some(unstorable);
-  if (value && typeof value === 'object') return Object.entries(value).some(([key, v]) => hasUnstorableCharacters(key) || unstorable(v));
-  return false;
-}
 
 function validate(appends: readonly StreamAppend[]): void {
   const seen = new Set<string>();

@@ -24,6 +24,7 @@ import {
   toWrongExpectedRevision,
 } from '../../src/eventstore/eventstoredb.ts';
 import { formatPosition, parsePosition, WrongExpectedRevision, type Position, type RecordedEvent } from '../../src/eventstore/port.ts';
+import { isUnstorableData } from '../../src/eventstore/unstorable.ts';
 import { eventStoreContract } from './contract.ts';
 
 const IMAGE = process.env.EVENTSTORE_TEST_IMAGE || 'eventstore/eventstore:24.10';
@@ -171,6 +172,20 @@ test('eventstoredb mapping: countEvents estimate', () => {
   const huge = estimateCount({ records: 1000, ours: 1000, newest: at(2n ** 60n), oldest: at(2n ** 60n - 99_900n), complete: false });
   assert.ok(Number.isSafeInteger(huge) && huge > 1000);
   assert.equal(estimateCount({ records: 0, ours: 0, complete: true }), 0);
+});
+
+test('eventstoredb: an append of text the read models cannot hold is refused before it is sent, naming the stream', async () => {
+  // No server: the refusal comes before the client would connect (port 1 answers nobody).
+  const store = new EventStoreDbStore('esdb://127.0.0.1:1?tls=false');
+  try {
+    for (const data of [{ title: 'a\u0000b' }, { nested: ['\ud800'] }, { ['key\u0000']: 1 }]) {
+      await assert.rejects(store.append('video-x', [{ type: 'T', data }], 'any'), (error: unknown) => isUnstorableData(error) && error.streamId === 'video-x');
+    }
+    await assert.rejects(store.appendMany([{ streamId: 'video-y', events: [{ type: 'T', data: {}, metadata: { note: '\udfff' } }], expectedRevision: 'any' }]), (error: unknown) => isUnstorableData(error) && error.streamId === 'video-y');
+    await assert.rejects(store.append('video-\u0000', [{ type: 'T', data: {} }], 'any'), isUnstorableData);
+  } finally {
+    await store.close();
+  }
 });
 
 test('eventstoredb: transient errors are told from the rest', () => {
