@@ -30,6 +30,28 @@ export function hasUnstorableCharacters(text: string): boolean {
   return MAYBE_UNSTORABLE.test(text) && UNSTORABLE.test(text);
 }
 
+/**
+ * Where a value holds such text, in a string or a key, at any depth: the dotted path of the first
+ * (`events.0`; '' for the value itself), or null when it holds none. Walked with a stack, not
+ * recursion: a request body may nest deeper than the call stack goes.
+ */
+export function unstorableTextPath(value: unknown): string | null {
+  const pending: Array<{ value: unknown; path: string }> = [{ value, path: '' }];
+  for (let next = pending.pop(); next; next = pending.pop()) {
+    const { value: item, path } = next;
+    if (typeof item === 'string') {
+      if (hasUnstorableCharacters(item)) return path;
+    } else if (item !== null && typeof item === 'object') {
+      for (const [key, child] of Object.entries(item)) {
+        const childPath = path ? `${path}.${key}` : key;
+        if (hasUnstorableCharacters(key)) return childPath;
+        pending.push({ value: child, path: childPath });
+      }
+    }
+  }
+  return null;
+}
+
 /** The text without NUL and lone surrogates, cut to `maxLength` code units without splitting a pair. */
 export function cleanText(text: string, maxLength: number): string {
   const clean = MAYBE_UNSTORABLE.test(text) ? text.replace(UNSTORABLE_ALL, '') : text;

@@ -441,7 +441,7 @@ function validateAppends(appends: readonly StreamAppend[]): void {
     if (streamId.startsWith('$')) throw new TypeError(`stream ${streamId}: $-prefixed streams are EventStoreDB's own`);
     if (hasUnstorableCharacters(streamId)) throw new UnstorableData(streamId, 'stream id contains U+0000 or an unpaired UTF-16 surrogate');
     // EventStoreDB would keep them; the read models (PostgreSQL jsonb and text) could not.
-    if (events.some((event) => holdsUnstorableText(event.data) || holdsUnstorableText(event.metadata))) {
+    if (holdsUnstorableText(events)) {
       throw new UnstorableData(streamId, `stream ${streamId}: event data contains U+0000 or an unpaired UTF-16 surrogate, which the read models cannot hold`);
     }
     if (seen.has(streamId)) throw new TypeError(`stream ${streamId} appears twice in one batch`);

@@ -537,7 +537,7 @@ function toParams(appends: readonly StreamAppend[]): unknown[] {
   // clears it.
   if (SUSPECT_ESCAPE.test(dataText) || SUSPECT_ESCAPE.test(metadataText)) {
     for (const append of appends) {
-      if (append.events.some((event) => holdsUnstorableText(event.data) || holdsUnstorableText(event.metadata))) {
+      if (holdsUnstorableText(append.events)) {
         throw new UnstorableData(
           append.streamId,
           `stream ${append.streamId}: event data contains U+0000 or an unpaired UTF-16 surrogate, which PostgreSQL's jsonb and text cannot hold`,

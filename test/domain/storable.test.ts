@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { DomainError } from '../../src/domain/errors.ts';
-import { cleanMetadata, cleanText, countOf, hasUnstorableCharacters, MAX_COUNT, metricsProblem, TEXT_LIMITS } from '../../src/domain/storable.ts';
+import { cleanMetadata, cleanText, countOf, hasUnstorableCharacters, MAX_COUNT, metricsProblem, TEXT_LIMITS, unstorableTextPath } from '../../src/domain/storable.ts';
 import type { Metrics } from '../../src/domain/platform.ts';
 import { decideVideo } from '../../src/domain/video-decide.ts';
 import { metadataKey, type VideoState } from '../../src/domain/video.ts';
@@ -56,6 +56,21 @@ describe('text', () => {
     assert.equal(absurd.title.length, TEXT_LIMITS.title);
     assert.equal(absurd.creator, '');
     assert.equal(absurd.description.length, TEXT_LIMITS.description);
+  });
+});
+
+describe('unstorableTextPath', () => {
+  it('names the first value or key holding such text, at any depth', () => {
+    assert.equal(unstorableTextPath({ a: 1, b: [null, 'ok', { c: 'x\u0000' }] }), 'b.2.c');
+    assert.equal(unstorableTextPath({ ok: { ['k\ud800']: 1 } }), 'ok.k\ud800');
+    assert.equal(unstorableTextPath('\udc00'), '');
+    assert.equal(unstorableTextPath({ a: ['\ud83d\ude00', 2n, true], b: null }), null);
+  });
+
+  it('walks a value nested deeper than the call stack goes', () => {
+    let deep: unknown = 'x\u0000';
+    for (let depth = 0; depth < 200_000; depth++) deep = [deep];
+    assert.equal(unstorableTextPath(deep), Array(200_000).fill('0').join('.'));
   });
 });
 
