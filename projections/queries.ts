@@ -207,9 +207,10 @@ export async function readSnapshotVideos(pool: Pool, videoIds: readonly string[]
   return new Map(rows.map((r) => [r.video_id, r]));
 }
 
-export async function readVideos(pool: Pool, videoIds: readonly string[]): Promise<VideoRow[]> {
+/** The videos' rows by id; an id missing from the read model is missing from the map. */
+export async function readVideos(pool: Pool, videoIds: readonly string[]): Promise<Map<string, VideoRow>> {
   const { rows } = await pool.query<VideoRow>(`SELECT ${VIDEO_COLUMNS} FROM ${VIDEOS} WHERE v.video_id = ANY($1::text[])`, [videoIds]);
-  return rows;
+  return new Map(rows.map((v) => [v.video_id, v]));
 }
 
 /** How many snapshots a video has and its latest one. */

@@ -123,7 +123,7 @@ export class CompletionEmails {
       if (this.stopped) throw new Error('stopped');
       const [orgs, videos] = await Promise.all([
         findOrganizations(this.pool, [...new Set(completions.map((c) => c.orgId))]),
-        readVideos(this.pool, completions.map((c) => c.videoId)).then((rows) => new Map(rows.map((v) => [v.video_id, v]))),
+        readVideos(this.pool, completions.map((c) => c.videoId)),
       ]);
       for (const { videoId, orgId } of completions) {
         const [org, video] = [orgs.get(orgId), videos.get(videoId)];

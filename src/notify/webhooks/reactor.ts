@@ -251,7 +251,7 @@ export class WebhookReactor {
     const { pool } = this.deps;
     const videoIds = [...new Set(watched.map((w) => w.cause.videoId!))];
     const [videos, snapshotsOf, orgs] = await Promise.all([
-      readVideos(pool, videoIds).then((rows) => new Map(rows.map((v) => [v.video_id, v]))),
+      readVideos(pool, videoIds),
       readSnapshotsOf(pool, videoIds),
       findOrganizations(pool, [...new Set(watched.map((w) => w.cause.orgId))]),
     ]);
@@ -291,7 +291,7 @@ export class WebhookReactor {
     const facts = new Map<string, VideoFacts>();
     const snapshotVideos = await readSnapshotVideos(this.deps.pool, snapshotsOnly);
     if (described.size === 0) return { facts, snapshotVideos };
-    for (const video of await readVideos(this.deps.pool, [...described])) {
+    for (const video of (await readVideos(this.deps.pool, [...described])).values()) {
       facts.set(video.video_id, { video, snapshotCount: 0, lastSnapshot: null });
       snapshotVideos.set(video.video_id, video);
     }
