@@ -42,6 +42,7 @@ export function stateOf(row: VideoWork): VideoState {
     orgId: row.org_id,
     mode: row.mode,
     platform: row.platform,
+    platformId: row.platform_id,
     status: row.status,
     startedAt: row.monitoring_started_ms,
     durationDays: row.duration_days,

@@ -199,5 +199,9 @@ async function loadClaim(store: EventStore, claimStream: string): Promise<Claim>
   const { state, revision } = await loadState(store, claimStream, trackingClaimDecider);
   if (!state.holder) return { state, revision, holderVideo: { exists: false } };
   const video = (await loadState(store, streamIdOfVideo(state.holder), videoDecider)).state;
-  return { state, revision, holderVideo: video.exists ? { exists: true, status: video.status } : { exists: false } };
+  if (!video.exists) return { state, revision, holderVideo: { exists: false } };
+  // One Idempotency-Key sent at once with two links makes one video id for both tracks: each
+  // claims its own link, and the video is written for one of them. It holds the other not at all.
+  const ofThisLink = streamIdOfTrackingClaim(video.orgId, video.mode, video.platform, video.platformId) === claimStream;
+  return { state, revision, holderVideo: ofThisLink ? { exists: true, status: video.status } : { exists: true } };
 }

@@ -19,7 +19,11 @@ export interface TrackingClaimState {
   claimedAt: number | null;
 }
 
-/** What the holder's own stream says of it (`exists` false: its events are not written, or never will be). */
+/**
+ * What the holder's own stream says of it (`exists` false: its events are not written, or never
+ * will be). `status` is its status when it is a video of this link, and absent when it is not:
+ * then it does not hold the link.
+ */
 export interface HolderVideo {
   exists: boolean;
   status?: VideoStatus;

@@ -87,6 +87,7 @@ export type VideoState =
       orgId: string;
       mode: KeyMode;
       platform: Platform;
+      platformId: string;
       status: VideoStatus;
       startedAt: number;
       durationDays: number;
@@ -142,6 +143,7 @@ export function evolveVideo(state: VideoState, event: VideoEvent): VideoState {
       orgId: d.orgId,
       mode: d.mode,
       platform: d.platform,
+      platformId: d.platformId,
       status: 'monitoring',
       startedAt: Date.parse(d.startedAt),
       durationDays: d.durationDays,

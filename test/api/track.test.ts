@@ -466,6 +466,20 @@ describe('Idempotency-Key', () => {
     await tracked(api, other, 1); // that link was never claimed
   });
 
+  test('the same key sent at once with two links tracks one of them and leaves the other free', async () => {
+    const { api } = await fundedApi('100');
+    const [a, b] = [newLink('youtube'), newLink('youtube')];
+    const headers = { 'idempotency-key': 'two-links-at-once' };
+    const [first, second] = await Promise.all([api.track(a, 1, headers), api.track(b, 1, headers)]);
+    const video = expectStatus(first, 201);
+    assert.deepEqual(expectStatus(second, 201), video);
+    assert.equal(expectStatus(await api.list(), 200).total, 1);
+    // Both tracks claimed their link for the one video; the link it was not written for stays free.
+    assert.ok([a, b].includes(video.video_link), video.video_link);
+    const other = video.video_link === a ? b : a;
+    await tracked(api, other, 1);
+  });
+
   test('a different key for the same link is a duplicate, not a repeat', async () => {
     const { api } = await fundedApi('100');
     const link = newLink();

@@ -77,7 +77,7 @@ describe('unstorableTextPath', () => {
 describe('the video decider keeps unstorable values out of its events', () => {
   const now = new Date('2026-03-01T01:00:00Z');
   const state: VideoState = {
-    exists: true, videoId: 'v', orgId: 'o', mode: 'live', platform: 'youtube', status: 'monitoring',
+    exists: true, videoId: 'v', orgId: 'o', mode: 'live', platform: 'youtube', platformId: 'p', status: 'monitoring',
     startedAt: Date.parse('2026-03-01T00:00:00Z'), durationDays: 1, nextSlot: 1, snapshots: 1, consecutiveFailures: 0,
     isDeleted: false, metadataKey: metadataKey({ title: 't', creator: 'c', description: 'd' }),
   };

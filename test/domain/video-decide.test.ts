@@ -142,6 +142,7 @@ describe('Track', () => {
       orgId,
       mode: 'live',
       platform: 'youtube',
+      platformId: 'dQw4w9WgXcQ',
       status: 'monitoring',
       startedAt: T0,
       durationDays: 1,
