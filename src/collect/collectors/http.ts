@@ -9,6 +9,13 @@ export type Unavailable = Extract<FetchResult, { status: 'unavailable' }>;
 
 export const DEFAULT_FETCH_TIMEOUT_MS = 10_000;
 
+/**
+ * The largest answer read. The platforms' answers are tens of kilobytes; a body without end
+ * would otherwise be held whole in memory and parsed, and past some hundred megabytes V8 aborts
+ * the process (a string's size limit is not an exception anyone can catch).
+ */
+export const MAX_BODY_BYTES = 8 * 1024 * 1024;
+
 export interface RequestOptions {
   readonly method?: 'GET' | 'POST';
   readonly headers?: Record<string, string>;
@@ -62,12 +69,16 @@ export async function send(label: string, url: string, options: RequestOptions):
 export async function requestJson(label: string, url: string, options: RequestOptions): Promise<HttpAnswer | Failure> {
   const response = await send(label, url, options);
   if (isFailure(response)) return response;
-  let text: string;
+  let text: string | null;
   try {
-    text = await response.text();
+    text = await boundedText(response);
   } catch (error) {
     // The body is read under the same timeout signal as the headers.
     return unavailable(`${label} did not answer: ${describe(error, options.timeoutMs)}`);
+  }
+  if (text === null) {
+    if (response.ok) return { status: 'invalid', message: `${label} answered HTTP ${response.status} with a body over ${MAX_BODY_BYTES} bytes` };
+    return { status: response.status, headers: response.headers, body: undefined };
   }
   let body: unknown;
   try {
@@ -79,6 +90,25 @@ export async function requestJson(label: string, url: string, options: RequestOp
     return { status: 'invalid', message: `${label} answered HTTP ${response.status} with a body that is not JSON` };
   }
   return { status: response.status, headers: response.headers, body };
+}
+
+/** The body as text, or null (and the rest left unread) when it is longer than MAX_BODY_BYTES. */
+async function boundedText(response: Response): Promise<string | null> {
+  if (Number(response.headers.get('content-length')) > MAX_BODY_BYTES) {
+    await discard(response);
+    return null;
+  }
+  if (!response.body) return '';
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of response.body) {
+    size += chunk.byteLength;
+    // Leaving the loop cancels the stream, which frees the connection.
+    if (size > MAX_BODY_BYTES) return null;
+    chunks.push(chunk);
+  }
+  // As response.text() decodes: UTF-8, a BOM dropped, bad bytes replaced.
+  return new TextDecoder().decode(Buffer.concat(chunks, size));
 }
 
 /** Frees the connection of a response whose body we do not read. */
