@@ -19,7 +19,13 @@ export type { WorkDeps } from './work-deps.ts';
 
 /** After a failed attempt (platform unreachable), try the slot again this much later (service time). */
 const RETRY_AFTER_MS = 5 * 60_000;
+/** When each video whose slot could not be collected may be tried again (never past its slot's hour). */
 const retryAt = new Map<string, number>();
+
+/** Drops the times already past: a video stopped or ended while it waited is not seen again. */
+function forgetPastRetries(now: number): void {
+  for (const [videoId, at] of retryAt) if (at <= now) retryAt.delete(videoId);
+}
 
 /**
  * The next spending of money waits for the read models to show the last one: an
@@ -32,6 +38,7 @@ async function settle(deps: WorkDeps, applied: AppliedDecisions): Promise<Applie
 
 /** One sweep of collection: every due slot of the organizations this scheduler leases, paid for or paused. */
 export function collectDue(deps: WorkDeps): Promise<AppliedDecisions & { claimed: number }> {
+  forgetPastRetries(deps.clock.now().getTime());
   const sweep = () => sweepDue(deps, {
     ready: (video, now) => (retryAt.get(video.video_id) ?? 0) <= now.getTime(),
     async decide(videos, now) {
@@ -82,13 +89,15 @@ function commandFor(video: VideoWork, result: FetchResult, now: Date): VideoComm
     return { type: 'RecordCollectionFailure', slot, reason: result.deleted ? 'deleted' : 'not_found', message: result.message, now };
   }
   // Unreachable or unreadable: retry the slot until its hour is over, then count the hour as failed.
-  const hourOver = now.getTime() >= slotDueAt(video.monitoring_started_ms, slot) + HOUR_MS;
-  if (hourOver) {
+  const hourEnds = slotDueAt(video.monitoring_started_ms, slot) + HOUR_MS;
+  if (now.getTime() >= hourEnds) {
     retryAt.delete(video.video_id);
     return { type: 'RecordCollectionFailure', slot, reason: 'unreachable', message: result.message, now };
   }
-  const later = Math.max(now.getTime() + RETRY_AFTER_MS, result.status === 'unavailable' ? (result.retryAfter?.getTime() ?? 0) : 0);
-  retryAt.set(video.video_id, later);
+  // Not before the platform's word, nor after the hour's end: a wait past it would keep the
+  // hour from ever being counted.
+  const platformSays = (result.status === 'unavailable' && result.retryAfter?.getTime()) || 0;
+  retryAt.set(video.video_id, Math.min(hourEnds, Math.max(now.getTime() + RETRY_AFTER_MS, Number.isFinite(platformSays) ? platformSays : 0)));
   return null;
 }
 

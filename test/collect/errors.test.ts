@@ -179,6 +179,30 @@ describe('a platform that is unreachable during tracking', () => {
     assert.equal((await getUsage(service, org.liveKey)).total_charged_usd, 0.015);
   });
 
+  it('a platform that says "not before" years away still has the hour counted as failed when it ends', async () => {
+    const collector = flakyCollector();
+    service = await startTestService({ live: { youtube: collector }, fallbackToSimulator: false });
+    const org = await service.organization({ usd: '1' });
+    const started = service.clock.now().getTime();
+    const id = await track(service, org.liveKey, youtubeLink());
+    for (const retryAfter of [new Date('5138-11-16T09:46:39Z'), new Date(Number.NaN)]) {
+      collector.failure = { status: 'unavailable', message: 'rate limited', retryAfter };
+      const failedBefore = (await eventsOf(service, 'CollectionFailed', id)).length;
+      const hour = failedBefore + 1;
+      service.clock.set(new Date(started + hour * HOUR_MS));
+      await collectDue(service.work);
+      service.clock.set(new Date(started + (hour + 1) * HOUR_MS));
+      await collectDue(service.work);
+      const failures = await eventsOf(service, 'CollectionFailed', id);
+      assert.deepEqual(failures.map((f) => f.slot), Array.from({ length: hour }, (_, k) => k + 1), `retryAfter ${retryAfter.getTime()}`);
+    }
+    collector.failure = null;
+    service.clock.set(new Date(started + 4 * HOUR_MS));
+    await collectDue(service.work);
+    await collectDue(service.work);
+    assert.ok((await recordedSlots(service, id)).includes(3), 'collected again once the platform answers');
+  });
+
   it('a collector that throws is treated as unreachable', async () => {
     const collector: Collector = {
       name: 'broken',

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { ManualClock } from '../../src/clock.ts';
+import { MAX_BLOCK_MS } from '../../src/collect/collectors/backoff.ts';
 import { TwitterCollector } from '../../src/collect/collectors/twitter.ts';
 import { type FakeTweet, XFake } from '../support/fakes/x-fake.ts';
 import { ref } from './refs.ts';
@@ -110,6 +111,22 @@ describe('TwitterCollector', () => {
     clock.advance(60_000);
     await x.collect([ref('twitter', '1')]);
     assert.equal(fake.requests.length, 1);
+  });
+
+  it('waits at most a day whatever reset X names, and takes no unreadable one for a reset', async () => {
+    fake.tweets.set('1', tweet());
+    for (const resetAt of [99_999_999_999, 99_999_999_999_999]) {
+      fake.remaining = 0;
+      fake.resetAt = resetAt;
+      const x = collector();
+      const [held] = await x.collect([ref('twitter', '1')]);
+      assert.equal(held!.status, 'unavailable');
+      const until = held!.status === 'unavailable' ? held!.retryAfter : undefined;
+      assert.ok(!until || until.getTime() <= clock.now().getTime() + MAX_BLOCK_MS, `reset ${resetAt}: held until ${until?.toISOString()}`);
+      fake.remaining = fake.limit;
+      clock.advance(MAX_BLOCK_MS);
+      assert.equal((await x.collect([ref('twitter', '1')]))[0]!.status, 'ok', `reset ${resetAt}: X is asked again a day later`);
+    }
   });
 
   it('answers unavailable naming X_BEARER_TOKEN on 401', async () => {

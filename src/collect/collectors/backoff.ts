@@ -1,8 +1,15 @@
 // When a platform says "stop until T" (quota spent, 429, rate-limit window used up), every call
 // before T would only fail again and burn what is left of the quota. A collector keeps one Backoff
 // and asks it before each call.
-import type { Clock } from '../../clock.ts';
+import { DAY_MS, type Clock } from '../../clock.ts';
 import { type Unavailable, unavailable } from './http.ts';
+
+/**
+ * The longest block kept, whatever the platform says: a day, the longest any of them asks for
+ * (a daily quota). A reset time years away, or past what a Date can hold, would otherwise stop
+ * the platform's collection until the process restarts.
+ */
+export const MAX_BLOCK_MS = DAY_MS;
 
 export class Backoff {
   private until: Date | undefined;
@@ -14,11 +21,12 @@ export class Backoff {
    * Refuse calls until `until` (a later block wins over an earlier one, never the other way),
    * and return the answer for the call that was just refused. A `until` already past (a
    * `Retry-After: 0`, a reset time behind this clock) blocks nothing: the answer is then a plain
-   * unavailable, retried on the usual schedule.
+   * unavailable, retried on the usual schedule, as is a `until` that is no date at all.
    */
   block(until: Date, reason: string): Unavailable {
-    if (!(this.until && this.until.getTime() >= until.getTime() && this.isBlocked())) {
-      this.until = until;
+    const at = Math.min(until.getTime(), this.clock.now().getTime() + MAX_BLOCK_MS);
+    if (Number.isFinite(at) && !(this.until && this.until.getTime() >= at && this.isBlocked())) {
+      this.until = new Date(at);
       this.reason = reason;
     }
     return this.blocked() ?? unavailable(reason);

@@ -124,8 +124,7 @@ export async function discard(response: Response): Promise<void> {
 export function retryAfterHeader(headers: Headers, now: Date): Date | undefined {
   const value = headers.get('retry-after');
   if (!value) return undefined;
-  if (/^\d+$/.test(value)) return new Date(now.getTime() + Number(value) * 1000);
-  const date = new Date(value);
+  const date = /^\d+$/.test(value) ? new Date(now.getTime() + Number(value) * 1000) : new Date(value);
   return Number.isNaN(date.getTime()) ? undefined : date;
 }
 
