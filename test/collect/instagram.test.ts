@@ -78,6 +78,15 @@ describe('InstagramCollector', () => {
     assert.equal(result!.status, 'ok');
   });
 
+  it('reads past a post whose permalink is no text, and leaves other owners\' posts alone', async () => {
+    fake.accounts.set('odd', [{ ...posts(1)[0]!, shortcode: 'Odd0', permalink: { toString: 1 } }]);
+    fake.accounts.set('brand', posts(1));
+    fake.omitShortcode = true;
+    const [odd, brand] = await collector().collect([ref('instagram', 'Odd0', link('odd', 'Odd0')), ref('instagram', 'Code0', link('brand', 'Code0'))]);
+    assert.equal(odd!.status, 'not_found');
+    assert.equal(brand!.status, 'ok');
+  });
+
   it('answers not_found, with no call, for a link that does not name the owner', async () => {
     const [result] = await collector().collect([ref('instagram', 'Code1', 'https://www.instagram.com/p/Code1/')]);
     assert.equal(result!.status, 'not_found');

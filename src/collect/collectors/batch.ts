@@ -53,7 +53,9 @@ async function fetchGuarded(label: string, plan: BatchPlan, group: readonly Vide
   } catch (error) {
     // A body that parsed as JSON but not in the API's shape: nothing in it can be trusted.
     if (error instanceof Malformed) return { status: 'invalid', message: `${label} answered an unexpected shape: ${error.message}` };
-    throw error;
+    // Anything else thrown while reading the answer (a value our reading did not foresee) is
+    // this group's alone: the other groups of the call, other owners' or organizations', go on.
+    return { status: 'invalid', message: `${label} answered what could not be read: ${error instanceof Error ? error.message : String(error)}` };
   }
 }
 

@@ -72,7 +72,7 @@ export class InstagramCollector implements Collector {
         return answers;
       }
       for (const post of result.posts) {
-        const shortcode = typeof post.shortcode === 'string' ? post.shortcode : shortcodeFromPermalink(String(post.permalink));
+        const shortcode = typeof post.shortcode === 'string' ? post.shortcode : typeof post.permalink === 'string' ? shortcodeFromPermalink(post.permalink) : undefined;
         if (shortcode && wanted.delete(shortcode)) answers.set(shortcode, this.readPost(post, username));
       }
       after = result.after;

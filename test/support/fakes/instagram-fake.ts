@@ -11,6 +11,8 @@ export interface FakeInstagramPost {
   /** Left out when the owner hides likes. */
   readonly likeCount?: number;
   readonly commentsCount: number;
+  /** Sent instead of the post's real permalink: whatever JSON a broken answer might hold. */
+  readonly permalink?: unknown;
 }
 
 export type InstagramBehaviour = 'normal' | 'throttled' | 'server-error' | 'malformed';
@@ -64,7 +66,7 @@ export class InstagramFake extends PlatformFake {
       const full: Record<string, unknown> = {
         id: post.id,
         shortcode: this.omitShortcode ? undefined : post.shortcode,
-        permalink: `https://www.instagram.com/p/${post.shortcode}/`,
+        permalink: 'permalink' in post ? post.permalink : `https://www.instagram.com/p/${post.shortcode}/`,
         caption: post.caption,
         like_count: post.likeCount,
         comments_count: post.commentsCount,
