@@ -2,9 +2,11 @@
 // check is made again at send time, an answer that does not come in time ends the attempt,
 // and a redirect is an answer, not something to follow.
 import assert from 'node:assert/strict';
+import net from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { postWebhook } from '../../src/notify/webhooks/sender.ts';
 import { isForbiddenAddress } from '../../src/notify/webhooks/address-guard.ts';
+import { until, within } from '../support/wait.ts';
 import { WebhookReceiver } from '../support/webhook-receiver.ts';
 
 let receiver: WebhookReceiver;
@@ -51,6 +53,29 @@ describe('sending one attempt', () => {
     const result = await postWebhook('https://hooks.example.test/x', {}, '{}', open, { timeoutMs: 300, resolve: () => new Promise(() => undefined) });
     assert.deepEqual(result, { status: null, retryAfter: undefined, error: "url's host did not resolve within 0.3 s" });
     assert.ok(performance.now() - started < 5_000);
+  });
+
+  test('a receiver that answers and never ends its body holds no socket past the attempt, nor the attempts queued behind', async (t) => {
+    // Headers announcing a body, then silence, on every connection.
+    const sockets = new Set<net.Socket>();
+    const silent = net.createServer((socket) => {
+      sockets.add(socket);
+      socket.on('close', () => sockets.delete(socket));
+      socket.on('error', () => undefined);
+      socket.once('data', () => socket.write('HTTP/1.1 200 OK\r\nContent-Length: 1000000\r\n\r\n'));
+    });
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    t.after(() => {
+      for (const socket of sockets) socket.destroy();
+      silent.close();
+    });
+    const url = `http://127.0.0.1:${(silent.address() as net.AddressInfo).port}/hook`;
+    // One more than the agent's sockets for a host: the last waits in its queue.
+    const attempts = Promise.all(Array.from({ length: 17 }, () => postWebhook(url, {}, '{}', open, { timeoutMs: 500 })));
+    const results = await within('all 17 attempts to settle', attempts, 10_000);
+    assert.deepEqual(results.slice(0, 16).map((r) => r.status), Array(16).fill(200));
+    assert.deepEqual(results[16], { status: null, retryAfter: undefined, error: 'no answer within 0.5 s' });
+    await until('the receiver to see every socket closed', () => (sockets.size === 0 ? true : undefined), 5_000);
   });
 
   test('a redirect is not followed', async () => {

@@ -48,7 +48,6 @@ export async function postWebhook(urlText: string, headers: Record<string, strin
     const settle = (result: AttemptResult) => {
       if (settled) return;
       settled = true;
-      clearTimeout(timer);
       resolve(result);
     };
     const request = (secure ? https : http).request(
@@ -60,17 +59,27 @@ export async function postWebhook(urlText: string, headers: Record<string, strin
         headers: { ...headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), 'user-agent': 'vidtrack-webhooks/1' },
       },
       (response) => {
-        // The answer's body is not read: only its status counts. Drained so the socket can be reused.
-        response.resume();
-        response.on('error', () => undefined);
         const retryAfter = response.headers['retry-after'];
         settle({ status: response.statusCode ?? null, retryAfter: Array.isArray(retryAfter) ? retryAfter[0] : retryAfter, error: null });
+        // The answer's body is not read: only its status counts. Drained so the socket can be
+        // reused, within the attempt's time still: a body that never ends must not hold the
+        // socket, and with it one of the agent's places for that host, for good.
+        response.on('error', () => undefined);
+        response.on('end', () => clearTimeout(timer));
+        response.resume();
       },
     );
+    // Settles by itself: a request queued for one of the agent's sockets is destroyed without
+    // an 'error' until a socket frees, which may be never.
     const timer = setTimeout(() => {
-      request.destroy(new Error(`no answer within ${timeoutMs / 1000} s`));
+      const error = `no answer within ${timeoutMs / 1000} s`;
+      request.destroy(new Error(error));
+      settle({ status: null, retryAfter: undefined, error });
     }, answerMs);
-    request.on('error', (error) => settle({ status: null, retryAfter: undefined, error: error.message.slice(0, 300) }));
+    request.on('error', (error) => {
+      clearTimeout(timer);
+      settle({ status: null, retryAfter: undefined, error: error.message.slice(0, 300) });
+    });
     request.end(body);
   });
 }
