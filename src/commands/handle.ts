@@ -1,5 +1,5 @@
 // Load a stream, fold it, decide, append with the expected revision; on a conflict,
-// load again and decide again (bounded).
+// pause a moment, load again and decide again (bounded).
 import { WrongExpectedRevision, type EventData, type EventStore, type Position } from '../eventstore/port.ts';
 
 export interface Decider<State, Command, Event extends { type: string; data: unknown }> {
@@ -15,7 +15,20 @@ export interface Handled<State, Event> {
   position: Position | null;
 }
 
-const MAX_ATTEMPTS = 5;
+/**
+ * Enough for a burst of a client's own requests on one stream (ten webhook tests sent at once):
+ * each round of a conflict lets one writer through.
+ */
+export const MAX_ATTEMPTS = 10;
+
+/**
+ * After a conflict: a random pause, its ceiling doubling with each attempt (5 ms, then up to
+ * 160 ms), so that writers that met once spread out instead of meeting again at once.
+ */
+export function pauseAfterConflict(attempt: number): Promise<void> {
+  const ceilingMs = Math.min(160, 5 * 2 ** (attempt - 1));
+  return new Promise((resolve) => setTimeout(resolve, Math.random() * ceilingMs));
+}
 
 export async function loadState<State, Event extends { type: string; data: unknown }>(
   store: EventStore,
@@ -43,6 +56,7 @@ export async function handleCommand<State, Command, Event extends { type: string
       return { events, state: events.reduce(decider.evolve, state), position: result.position };
     } catch (error) {
       if (!(error instanceof WrongExpectedRevision) || attempt >= MAX_ATTEMPTS) throw error;
+      await pauseAfterConflict(attempt);
     }
   }
 }

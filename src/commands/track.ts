@@ -16,7 +16,7 @@ import { streamIdOfVideo, type VideoTracked } from '../domain/video.ts';
 import type { EventData, EventStore, Position, RecordedEvent } from '../eventstore/port.ts';
 import { WrongExpectedRevision } from '../eventstore/port.ts';
 import { trackingClaimDecider, videoDecider } from './deciders.ts';
-import { handleCommand, loadState } from './handle.ts';
+import { handleCommand, loadState, MAX_ATTEMPTS, pauseAfterConflict } from './handle.ts';
 import { jobIdOf, newId, snapshotIdOf, uuidFromName } from './ids.ts';
 
 export interface TrackRequest {
@@ -162,8 +162,6 @@ function failureOutcome(status: 'not_found' | 'unavailable' | 'invalid', message
   return { kind: 'invalid_response', message };
 }
 
-const CLAIM_ATTEMPTS = 5;
-
 /**
  * Claims the link for `videoId`; answers the video that holds it afterwards (`videoId` when
  * this call won). The first attempt decides on the claim read before the platform was asked:
@@ -183,7 +181,8 @@ async function claimLink(store: EventStore, claimStream: string, videoId: string
       await store.append(claimStream, events, claim.revision);
       return videoId;
     } catch (error) {
-      if (!(error instanceof WrongExpectedRevision) || attempt >= CLAIM_ATTEMPTS) throw error;
+      if (!(error instanceof WrongExpectedRevision) || attempt >= MAX_ATTEMPTS) throw error;
+      await pauseAfterConflict(attempt);
     }
   }
 }

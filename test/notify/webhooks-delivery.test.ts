@@ -200,6 +200,14 @@ describe('webhook deliveries', () => {
     assert.deepEqual(probe!.verifiedWith, [true]);
   });
 
+  test('ten webhook tests sent at once are each accepted and delivered (one stream, ten writers)', async () => {
+    const { api, path, endpoint } = await subscribed(['snapshot.created']);
+    const answers = await Promise.all(Array.from({ length: 10 }, () => api.post(`/webhooks/${endpoint.id}/test`)));
+    assert.deepEqual(answers.map((a) => a.statusCode), Array(10).fill(202), answers.map((a) => a.body).join('\n'));
+    const probes = await fixture.receiver.waitFor(path, 10);
+    assert.deepEqual(probes.map((p) => p.json.type), Array(10).fill('webhook.test'));
+  });
+
   test('the deliveries list is newest first and cursor-paginated; replay sends again with the same webhook-id; recover re-sends failed ones', async () => {
     const { api, path, endpoint } = await subscribed(['snapshot.created']);
     for (let i = 0; i < 3; i++) await tracked(api);
