@@ -87,14 +87,22 @@ describe('metric alerts', () => {
     assert.equal((await emailsOf(alert.id)).length, 1);
   });
 
-  test('an alert on "all" videos watches every video of its mode only', async () => {
+  test('an alert on "all" videos watches every video of its mode only, each firing an e-mail of its own', async () => {
     const { org, api, path } = await subscribed();
-    expectStatus(await api.post('/alerts', { video_id: 'all', metric: 'views', condition: { crosses: '1' } }), 201);
+    const alert = expectStatus(await api.post('/alerts', { video_id: 'all', metric: 'views', condition: { crosses: '1' } }), 201);
     const live = await tracked(api);
     const [request] = await fixture.receiver.waitFor(path, 1);
     assert.equal(request!.json.data.video_id, live.id);
     await tracked(client(fixture.service, org.testKey));
     await webhooksQuiet(fixture.service);
     assert.equal(fixture.receiver.on(path).length, 1, 'the test-mode video is not watched by a live alert');
+    // A second video fires the alert at the same slot: its e-mail must not take the first one's file.
+    await tracked(api);
+    await fixture.receiver.waitFor(path, 2);
+    const files = await until('both alert e-mails recorded', async () => {
+      const { rows } = await fixture.service.db.pool.query(`SELECT file_name FROM notify.outbox WHERE message_id LIKE $1`, [`<${alert.id}.%`]);
+      return rows.length === 2 ? rows.map((r) => r.file_name) : undefined;
+    });
+    assert.equal(new Set(files).size, 2, files.join(', '));
   });
 });

@@ -71,7 +71,8 @@ export function alertEmail(firing: AlertFiring, org: { name: string; email: stri
   const { alert, video } = firing;
   return {
     messageId: `<${alert.alert_id}.${firing.event.id}@vidtrack>`,
-    fileName: `${alert.alert_id}-${firing.snapshot.slot}`,
+    // One alert fires for many videos ("all") at the same slot: each e-mail a file of its own.
+    fileName: `${alert.alert_id}-${video.video_id}-${firing.snapshot.slot}`,
     message: {
       from,
       to: org.email,
