@@ -55,6 +55,8 @@ export function encodeCursor(filter: ListFilter, key: SeekKey): string {
 }
 
 /** The seek key of a cursor issued for `filter`; null for anything else (malformed, edited, other filters). */
+const FOUR_DIGIT_YEAR = /^\d{4}-/;
+
 export function decodeCursor(cursor: string, filter: ListFilter): SeekKey | null {
   if (cursor.length === 0 || cursor.length > MAX_CURSOR_LENGTH || !/^[A-Za-z0-9_-]+$/.test(cursor)) return null;
   const bytes = Buffer.from(cursor, 'base64url');
@@ -75,7 +77,8 @@ export function decodeCursor(cursor: string, filter: ListFilter): SeekKey | null
   const createdAt = new Date(t);
   // Only what encodeCursor writes: the fingerprint already vouches for it, this keeps a
   // cursor of a future format (or a hash collision) from reaching the query as an Invalid Date.
-  if (Number.isNaN(createdAt.getTime()) || createdAt.toISOString() !== t) return null;
+  // A year of four digits: a Date goes back to 271,821 BC, PostgreSQL's timestamp to 4713 BC.
+  if (!FOUR_DIGIT_YEAR.test(t) || Number.isNaN(createdAt.getTime()) || createdAt.toISOString() !== t) return null;
   return { createdAt, videoId: id };
 }
 

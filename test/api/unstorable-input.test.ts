@@ -51,6 +51,13 @@ describe('cursors a client made', () => {
     expectInvalid(await send('GET', `/videos?cursor=${forged}`), 'cursor');
   });
 
+  test('a list cursor made for a time PostgreSQL cannot hold', async () => {
+    for (const t of ['-004714-01-01T00:00:00.000Z', '-271821-04-20T00:00:00.000Z', '+275760-09-13T00:00:00.000Z']) {
+      const forged = encodeCursor({ orgId, mode: 'live' }, { createdAt: new Date(t), videoId: 'vid' });
+      expectInvalid(await send('GET', `/videos?cursor=${forged}`), 'cursor');
+    }
+  });
+
   test('a deliveries cursor past the bigint range', async () => {
     const created = expectStatus(await send('POST', '/webhooks', JSON.stringify(ENDPOINT)), 201);
     const page = (s: string) => send('GET', `/webhooks/${created.id}/deliveries?cursor=${base64url({ e: created.id, s })}`);
