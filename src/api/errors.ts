@@ -45,12 +45,18 @@ function messageOf(error: AjvError, field: string): string {
 
 /** One detail per field: the first complaint is the useful one. */
 export function validationDetails(errors: AjvError[], part: string | undefined): Array<{ field: string; message: string }> {
-  const byField = new Map<string, string>();
+  const first = new Map<string, AjvError>();
+  // A union of literals fails with one `const` error per literal: together, the values allowed.
+  const allowed = new Map<string, unknown[]>();
   for (const error of errors) {
     const field = fieldOf(error, part);
-    if (!byField.has(field)) byField.set(field, messageOf(error, field));
+    if (!first.has(field)) first.set(field, error);
+    if (error.keyword === 'const') allowed.set(field, [...(allowed.get(field) ?? []), error.params.allowedValue]);
   }
-  return [...byField].map(([field, message]) => ({ field, message }));
+  return [...first].map(([field, error]) => ({
+    field,
+    message: error.keyword === 'const' ? `${field} must be one of: ${allowed.get(field)!.join(', ')}` : messageOf(error, field),
+  }));
 }
 
 const BODY_ERRORS: Record<string, string> = {
