@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { HOUR_MS } from '../../src/clock.ts';
 import { collectDue, resumeFunded } from '../../src/collect/work.ts';
-import { API, client, expectStatus, newLink, passHours, tracked } from '../api/helpers.ts';
+import { API, client, expectInvalid, expectStatus, newLink, passHours, tracked } from '../api/helpers.ts';
 import { deposit } from '../../src/commands/account-commands.ts';
 import { parseUsd } from '../../src/domain/money.ts';
 import { until } from '../support/wait.ts';
@@ -245,8 +245,10 @@ describe('webhook deliveries', () => {
     assert.equal(recovered.recovered, 1);
     await fixture.receiver.waitFor(failing.path, 9);
     await deliveryState(failing.api, failing.endpoint.id, 'delivered', 1);
-    const invalid = await failing.api.post(`/webhooks/${failing.endpoint.id}/recover`, { since: 'yesterday' });
-    assert.equal(invalid.statusCode, 400);
+    for (const bad of ['yesterday', '2026-02-30T00:00:00Z', '2025-02-29T00:00:00Z', '2026-13-01T00:00:00Z', '2026-01-01T24:00:00Z']) {
+      expectInvalid(await failing.api.post(`/webhooks/${failing.endpoint.id}/recover`, { since: bad }), 'since');
+    }
+    assert.equal(expectStatus(await failing.api.post(`/webhooks/${failing.endpoint.id}/recover`, { since: '2024-02-29T00:00:00+01:00' }), 202).recovered, 0);
   });
 
   test('an endpoint whose deliveries all failed for 5 days is disabled and the organization e-mailed', async () => {

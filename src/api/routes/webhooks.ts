@@ -92,7 +92,17 @@ function seqOfCursor(endpointId: string, cursor: string): bigint {
   throw invalidRequest([{ field: 'cursor', message: 'cursor is not one this endpoint issued' }]);
 }
 
-const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/;
+const ISO_TIME = /^(\d{4})-(\d{2})-(\d{2})T([01]\d|2[0-3]):[0-5]\d(:[0-5]\d(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/;
+
+/** An ISO 8601 date-time with a zone, of a day the calendar has (Date.parse takes 30 February for 2 March). */
+function isIsoDateTime(text: string): boolean {
+  const match = ISO_TIME.exec(text);
+  if (!match || Number.isNaN(Date.parse(text))) return false;
+  const [year, month, day] = [Number(match[1]), Number(match[2]), Number(match[3])];
+  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+  const daysInMonth = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1];
+  return daysInMonth !== undefined && day >= 1 && day <= daysInMonth;
+}
 
 /**
  * Recover: every failed delivery to the endpoint made at or after `since` (ISO 8601 with a
@@ -100,7 +110,7 @@ const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d
  * dispatcher is woken for it. Answers how many. The API and the dashboard both come here.
  */
 export async function recoverFailedSince(deps: Pick<ApiDeps, 'pool' | 'clock'>, webhooks: Pick<NonNullable<ApiDeps['webhooks']>, 'kick'>, endpointId: string, since: string): Promise<number> {
-  if (!ISO_TIME.test(since) || Number.isNaN(Date.parse(since))) throw invalidRequest([{ field: 'since', message: 'since must be an ISO 8601 date-time' }]);
+  if (!isIsoDateTime(since)) throw invalidRequest([{ field: 'since', message: 'since must be an ISO 8601 date-time' }]);
   const recovered = await recoverDeliveries(deps.pool, endpointId, new Date(since), deps.clock.now());
   webhooks.kick?.();
   return recovered;
