@@ -18,7 +18,7 @@ import { comparePositions, type Position } from '../eventstore/port.ts';
 import { applyDecisions, type AppliedDecisions, type Decision } from './decisions.ts';
 import { dueVideosAfter, fundsAtCheckpoint, type DueCursor, type VideoWork } from './due-videos.ts';
 import { landedSpending, laterOf, settledSpending } from './landed-spending.ts';
-import { leaseOrganizations, markInFlight, recordSpent, releaseOrganizations, type InFlight } from './leases.ts';
+import { leaseOrganizations, markInFlight, recordSpent, releaseOrganizations, renewLeases, type InFlight } from './leases.ts';
 import type { WorkDeps } from './work-deps.ts';
 
 /** Spending appended by this sweep; `position` is null until its append returns. */
@@ -114,7 +114,7 @@ export async function sweepDue(deps: WorkDeps, step: SweepStep): Promise<Applied
         for (const org of wanted) if (!leased.has(org)) refused.add(org);
       }
       if (performance.now() - renewedAt > LEASE_RENEWAL_MS) {
-        const renewed = new Set((await leaseOrganizations(deps.pool, deps.holder, [...leased], leased.size)).map((l) => l.orgId));
+        const renewed = await renewLeases(deps.pool, deps.holder, [...leased]);
         for (const org of leased) if (!renewed.has(org)) lose(org);
         renewedAt = performance.now();
       }

@@ -84,6 +84,23 @@ export async function leaseOrganizations(pool: Pool, holder: string, orgIds: rea
   }));
 }
 
+/**
+ * Renews the leases `holder` has had without a break: the organizations renewed. A lease that
+ * ran out and was taken meanwhile (its holder changed, even if since released) is not taken
+ * back here: its taker may have spent, and only a take (leaseOrganizations, then the spending
+ * settled) reads that.
+ */
+export async function renewLeases(pool: Pool, holder: string, orgIds: readonly string[]): Promise<Set<string>> {
+  if (orgIds.length === 0) return new Set();
+  const { rows } = await pool.query<{ org_id: string }>(
+    `WITH mine AS (${LOCK_IN_ORDER})
+     UPDATE sched.org_leases l SET leased_until = now() + make_interval(secs => $3) FROM mine WHERE l.org_id = mine.org_id
+     RETURNING l.org_id`,
+    [orgIds, holder, LEASE_SECONDS],
+  );
+  return new Set(rows.map((r) => r.org_id));
+}
+
 export async function releaseOrganizations(pool: Pool, holder: string, orgIds: readonly string[]): Promise<void> {
   if (orgIds.length === 0) return;
   await pool.query(

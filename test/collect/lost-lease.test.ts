@@ -6,7 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import { HOUR_MS } from '../../src/clock.ts';
 import type { Collector } from '../../src/collect/collector.ts';
 import type { CollectorSet } from '../../src/collect/collectors.ts';
-import { leaseOrganizations, markInFlight } from '../../src/collect/leases.ts';
+import { leaseOrganizations, markInFlight, releaseOrganizations, renewLeases } from '../../src/collect/leases.ts';
 import { collectDue } from '../../src/collect/work.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 import { recordedSlots, track, youtubeLink } from './rounds.ts';
@@ -61,5 +61,23 @@ describe('a lease lost during a sweep', () => {
     const marked = await markInFlight(service.db.pool, 'scheduler-a', new Map([[orgId, [['video-x', 'snapshot-x']]]]));
     assert.deepEqual([...marked], [orgId]);
     assert.deepEqual(await leaseOrganizations(service.db.pool, 'scheduler-b', [orgId], 10), [], 'taken during the append');
+  });
+
+  it('is not taken back by a renewal once another scheduler took it, spent and let it go', async () => {
+    const { orgId } = await service.organization({ usd: '10' });
+    const pool = service.db.pool;
+    await leaseOrganizations(pool, 'scheduler-a', [orgId], 10);
+    await pool.query(`UPDATE sched.org_leases SET leased_until = now() - interval '1 second' WHERE org_id = $1`, [orgId]);
+    assert.equal((await leaseOrganizations(pool, 'scheduler-b', [orgId], 10)).length, 1);
+    await markInFlight(pool, 'scheduler-b', new Map([[orgId, [['video-b', 'snapshot-b']]]]));
+    await releaseOrganizations(pool, 'scheduler-b', [orgId]);
+    assert.deepEqual([...(await renewLeases(pool, 'scheduler-a', [orgId]))], [], 'lost: only a take settles what scheduler-b spent');
+    const { rows } = await pool.query(`SELECT holder, in_flight FROM sched.org_leases WHERE org_id = $1`, [orgId]);
+    assert.deepEqual(rows[0], { holder: 'scheduler-b', in_flight: [['video-b', 'snapshot-b']] });
+    // Held without a break, a lease is renewed, even one that ran out meanwhile.
+    const [taken] = await leaseOrganizations(pool, 'scheduler-a', [orgId], 10);
+    assert.deepEqual(taken!.inFlight, [['video-b', 'snapshot-b']], "a take hands over scheduler-b's marks to settle");
+    await pool.query(`UPDATE sched.org_leases SET leased_until = now() - interval '1 second' WHERE org_id = $1`, [orgId]);
+    assert.deepEqual([...(await renewLeases(pool, 'scheduler-a', [orgId]))], [orgId]);
   });
 });
