@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { chunksOf, collectInBatches } from '../../src/collect/collectors/batch.ts';
+import { chunksOf, collectInBatches, type GroupAnswer } from '../../src/collect/collectors/batch.ts';
+import type { VideoRef } from '../../src/collect/collector.ts';
 import { Malformed } from '../../src/collect/collectors/json.ts';
 import { ref } from './refs.ts';
 
@@ -25,6 +26,32 @@ describe('collectInBatches', () => {
         ['invalid', 'Fake answered an unexpected shape: items is not an array'],
       ],
     );
+  });
+
+  it('asks no further group once the platform is unavailable, nor once the call ran past its deadline', async () => {
+    const refs = ['a', 'b', 'c'].map((id) => ref('twitter', id));
+    const asked: string[] = [];
+    const plan = (answer: (id: string) => Promise<GroupAnswer>) => ({
+      isValidId: () => true,
+      group: chunksOf(1),
+      fetchGroup: async ([only]: readonly VideoRef[]) => {
+        asked.push(only!.platformId);
+        return answer(only!.platformId);
+      },
+    });
+    const timeout = { status: 'unavailable', message: 'Fake did not answer: no answer within 10000 ms' } as const;
+    const down = await collectInBatches('Fake', refs, plan(async () => timeout));
+    assert.deepEqual(asked, ['a']);
+    assert.deepEqual(down, [timeout, timeout, timeout]);
+
+    asked.length = 0;
+    const slow = await collectInBatches('Fake', refs, plan(async (id) => {
+      await new Promise((resolve) => setTimeout(resolve, 60));
+      return new Map([[id, { status: 'not_found', deleted: false, message: 'gone' }]]);
+    }), 50);
+    assert.deepEqual(asked, ['a'], 'the first call took 60 ms of a 50 ms deadline');
+    assert.deepEqual(slow.map((r) => r.status), ['not_found', 'unavailable', 'unavailable']);
+    assert.equal(slow[1]!.status === 'unavailable' && slow[1]!.message, 'Fake not asked: this call to it took over 0.05 s');
   });
 
   it('chunksOf cuts refs into groups of the size given', () => {

@@ -1,7 +1,7 @@
 // Every collector has the same outer loop: one answer per ref, in order, while the API is called
 // once per group of distinct videos (two organizations tracking one video cost one lookup).
 import type { FetchResult, VideoRef } from '../collector.ts';
-import type { Failure } from './http.ts';
+import { type Failure, type Unavailable, unavailable } from './http.ts';
 import { Malformed } from './json.ts';
 
 /** Answers for one group, by platform id, or one failure that applies to the whole group. */
@@ -16,10 +16,21 @@ export interface BatchPlan {
 }
 
 /**
- * Runs the groups one after the other, not in parallel: a rate-limit answer to one group must be
- * seen (through the collector's Backoff) before the next group is sent.
+ * How long one call may spend asking the platform. Its groups go one after the other, each up to
+ * its request's timeout (10 s, and Instagram pages an owner's posts): past this, the groups left
+ * are not asked, so a platform that answers slowly holds back the sweep's batch, every
+ * platform's snapshots in it and its organizations' leases, by this much at most.
  */
-export async function collectInBatches(label: string, refs: readonly VideoRef[], plan: BatchPlan): Promise<FetchResult[]> {
+export const CALL_DEADLINE_MS = 30_000;
+
+/**
+ * Runs the groups one after the other, not in parallel: a rate-limit answer to one group must be
+ * seen (through the collector's Backoff) before the next group is sent. Once a group finds the
+ * platform unavailable (no answer, a 5xx, a refusal of our credentials), the groups left are
+ * answered the same without asking: each would wait for the same timeout or refusal.
+ */
+export async function collectInBatches(label: string, refs: readonly VideoRef[], plan: BatchPlan, deadlineMs = CALL_DEADLINE_MS): Promise<FetchResult[]> {
+  const deadline = performance.now() + deadlineMs;
   const answers = new Map<string, FetchResult>();
   const distinct = new Map<string, VideoRef>();
   for (const ref of refs) {
@@ -29,8 +40,11 @@ export async function collectInBatches(label: string, refs: readonly VideoRef[],
       distinct.set(ref.platformId, ref);
     }
   }
+  let unreachable: Unavailable | null = null;
   for (const group of plan.group([...distinct.values()])) {
-    const answer = await fetchGuarded(label, plan, group);
+    if (!unreachable && performance.now() > deadline) unreachable = unavailable(`${label} not asked: this call to it took over ${deadlineMs / 1000} s`);
+    const answer: GroupAnswer = unreachable ?? (await fetchGuarded(label, plan, group));
+    if (isGroupFailure(answer) && answer.status === 'unavailable') unreachable ??= answer;
     for (const ref of group) {
       answers.set(ref.platformId, isGroupFailure(answer) ? answer : (answer.get(ref.platformId) ?? noAnswer(label)));
     }
