@@ -54,9 +54,9 @@ export function encodeCursor(filter: ListFilter, key: SeekKey): string {
   return Buffer.from(JSON.stringify(json)).toString('base64url');
 }
 
-/** The seek key of a cursor issued for `filter`; null for anything else (malformed, edited, other filters). */
 const FOUR_DIGIT_YEAR = /^\d{4}-/;
 
+/** The seek key of a cursor issued for `filter`; null for anything else (malformed, edited, other filters). */
 export function decodeCursor(cursor: string, filter: ListFilter): SeekKey | null {
   if (cursor.length === 0 || cursor.length > MAX_CURSOR_LENGTH || !/^[A-Za-z0-9_-]+$/.test(cursor)) return null;
   const bytes = Buffer.from(cursor, 'base64url');
