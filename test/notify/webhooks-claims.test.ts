@@ -74,3 +74,28 @@ test('a claim leaves a delivery another transaction holds to a later claim, and 
     ],
   );
 });
+
+test("the places go round the endpoints: another organization's delivery is not left behind an older backlog", async (t) => {
+  const db = await createTestDatabase();
+  t.after(() => db.drop());
+  await migrate(db.pool, allMigrations);
+  await db.pool.query(webhooksProjection.ddl(READ_SCHEMA));
+  // Three endpoints of one organization with 10 deliveries each, all older than one delivery to
+  // another organization's endpoint.
+  const backlog = ['wh_a1', 'wh_a2', 'wh_a3'].flatMap((endpointId) =>
+    Array.from({ length: 10 }, (_, i) => ({ endpointId, orgId: 'org_a', eventId: `${endpointId}-e${i}`, videoId: `${endpointId}-v${i}` })),
+  );
+  const deliveries = [...backlog, { endpointId: 'wh_b', orgId: 'org_b', eventId: 'b-e0', videoId: 'b-v0' }].map((d) => ({
+    ...d,
+    deliveryId: deliveryIdOf(d.eventId, 'snapshot.created', d.endpointId),
+    eventType: 'snapshot.created',
+    body: '{}',
+    createdAt: at,
+  }));
+  for (const delivery of deliveries) {
+    await recordDeliveries(db.pool, [delivery]);
+    await expandBatches(db.pool);
+  }
+  const { claimed } = await claimDue(db.pool, new Date(at.getTime() + 60_000), 4);
+  assert.deepEqual(claimed.map((c) => c.endpoint_id).sort(), ['wh_a1', 'wh_a2', 'wh_a3', 'wh_b']);
+});

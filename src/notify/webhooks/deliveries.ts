@@ -166,6 +166,7 @@ export const CLAIM_MS = 20_000;
  * (order), and no more than MAX_IN_FLIGHT_PER_ENDPOINT claimed at once. Serialized across
  * processes by an advisory lock: the window over pending rows cannot take row locks. Not a
  * LIMIT before the ranking: an endpoint with a deep backlog must not hide other endpoints' work.
+ * The places go round the endpoints: each one's first due delivery before any one's second.
  * Recorded batches then waiting become deliveries (expandBatches), and those are claimed too. A
  * delivery already expanded is older than any still in a batch (batches are expanded oldest
  * first), so claiming before the expansion keeps each video's order.
@@ -206,7 +207,7 @@ async function claimOn(
     // transactions never hold rows the other waits for; a mark written apart (during a sweep,
     // or a lapsed claim's sender answering late) is what the claim's SKIP LOCKED is for.
     //
-    // The claim (a function of the schema, `webhooks/006` in schema.ts): the endpoints with
+    // The claim (a function of the schema, `webhooks/007` in schema.ts): the endpoints with
     // pending work, one index probe each (a skip scan: a backlog of thousands costs nothing
     // more); per endpoint its claims in flight (a small index) and its oldest due deliveries, up
     // to its free places, the first pending of each video only.

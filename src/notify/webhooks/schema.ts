@@ -118,7 +118,20 @@ export const webhookMigrations: readonly Migration[] = [
         SELECT m.delivery_id, h.failing_since FROM marked m JOIN health h ON h.endpoint_id = m.endpoint_id;
       END $fn$;
 
-      CREATE FUNCTION webhooks.claim_due(due_by timestamptz, lim int, max_in_flight int, claim_ms int)
+${claimDueFunction('CREATE', 'r.seq')}`,
+  },
+  {
+    // Each endpoint's first due delivery before any endpoint's second, and so on: ordered by seq
+    // alone, an organization whose endpoints hold an older backlog took every place the process
+    // had free (200; 10 an endpoint), and another's delivery waited behind all of it.
+    id: 'webhooks/007-claim-round-the-endpoints',
+    sql: claimDueFunction('CREATE OR REPLACE', 'r.slot, r.seq'),
+  },
+];
+
+/** The claim (deliveries.ts says what it does), its places handed out in `chosenFirst` order. */
+function claimDueFunction(create: 'CREATE' | 'CREATE OR REPLACE', chosenFirst: string): string {
+  return `      ${create} FUNCTION webhooks.claim_due(due_by timestamptz, lim int, max_in_flight int, claim_ms int)
       RETURNS TABLE (delivery_id text, endpoint_id text, org_id text, body text, attempts int, claim_token text,
         url text, enabled boolean, sealed_secret text, previous_sealed_secret text, previous_expires_at timestamptz)
       LANGUAGE plpgsql AS $fn$
@@ -152,7 +165,7 @@ export const webhookMigrations: readonly Migration[] = [
           ) c
           WHERE e.endpoint_id IS NOT NULL
         ), chosen AS (
-          SELECT r.delivery_id, r.endpoint_id FROM ranked r WHERE r.slot <= max_in_flight ORDER BY r.seq LIMIT lim
+          SELECT r.delivery_id, r.endpoint_id FROM ranked r WHERE r.slot <= max_in_flight ORDER BY ${chosenFirst} LIMIT lim
         ), taken AS (
           -- A row another transaction holds is left to a later claim: it is being marked (a
           -- lapsed claim's sender answering late) or changed by the API. Waiting for it could
@@ -168,6 +181,5 @@ export const webhookMigrations: readonly Migration[] = [
         WHERE d.delivery_id = taken.delivery_id
         RETURNING d.delivery_id, d.endpoint_id, d.org_id, d.body, d.attempts, d.claim_token::text,
           w.url, w.enabled, w.sealed_secret, w.previous_sealed_secret, w.previous_expires_at;
-      END $fn$;`,
-  },
-];
+      END $fn$;`;
+}
