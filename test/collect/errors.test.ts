@@ -30,6 +30,16 @@ function flakyCollector() {
   return collector;
 }
 
+/** A service whose live YouTube videos go through a flaky collector, and one such video tracked. */
+async function trackedThroughFlaky() {
+  const collector = flakyCollector();
+  service = await startTestService({ live: { youtube: collector }, fallbackToSimulator: false });
+  const org = await service.organization({ usd: '1' });
+  const started = service.clock.now().getTime();
+  const id = await track(service, org.liveKey, youtubeLink());
+  return { collector, org, started, id };
+}
+
 const unreachable: FetchResult = { status: 'unavailable', message: 'connect ETIMEDOUT' };
 
 describe('a video deleted on the platform (id ending 410)', () => {
@@ -80,10 +90,7 @@ describe('a video deleted on the platform (id ending 410)', () => {
   });
 
   it('a snapshot between failures resets the count', async () => {
-    const collector = flakyCollector();
-    service = await startTestService({ live: { youtube: collector }, fallbackToSimulator: false });
-    const org = await service.organization({ usd: '1' });
-    const id = await track(service, org.liveKey, youtubeLink());
+    const { collector, org, id } = await trackedThroughFlaky();
     const gone: FetchResult = { status: 'not_found', deleted: false, message: 'private' };
     for (const failing of [true, true, false, true, true]) {
       collector.failure = failing ? gone : null;
@@ -101,11 +108,7 @@ describe('a video deleted on the platform (id ending 410)', () => {
 
 describe('a platform that is unreachable during tracking', () => {
   it('retries the slot within its hour, and a success within the hour counts', async () => {
-    const collector = flakyCollector();
-    service = await startTestService({ live: { youtube: collector }, fallbackToSimulator: false });
-    const org = await service.organization({ usd: '1' });
-    const started = service.clock.now().getTime();
-    const id = await track(service, org.liveKey, youtubeLink());
+    const { collector, org, started, id } = await trackedThroughFlaky();
     const at = (minutes: number) => service.clock.set(new Date(started + minutes * MINUTE_MS));
 
     collector.failure = unreachable;
@@ -133,11 +136,7 @@ describe('a platform that is unreachable during tracking', () => {
   });
 
   it('counts an hour as failed only once it is over, and errors after 3 failed hours', async () => {
-    const collector = flakyCollector();
-    service = await startTestService({ live: { youtube: collector }, fallbackToSimulator: false });
-    const org = await service.organization({ usd: '1' });
-    const started = service.clock.now().getTime();
-    const id = await track(service, org.liveKey, youtubeLink());
+    const { collector, org, started, id } = await trackedThroughFlaky();
     collector.failure = unreachable;
 
     // Every 5 minutes from hour 1 to just before hour 2: retried, never recorded.
@@ -180,11 +179,7 @@ describe('a platform that is unreachable during tracking', () => {
   });
 
   it('a platform that says "not before" years away still has the hour counted as failed when it ends', async () => {
-    const collector = flakyCollector();
-    service = await startTestService({ live: { youtube: collector }, fallbackToSimulator: false });
-    const org = await service.organization({ usd: '1' });
-    const started = service.clock.now().getTime();
-    const id = await track(service, org.liveKey, youtubeLink());
+    const { collector, started, id } = await trackedThroughFlaky();
     for (const retryAfter of [new Date('5138-11-16T09:46:39Z'), new Date(Number.NaN)]) {
       collector.failure = { status: 'unavailable', message: 'rate limited', retryAfter };
       const failedBefore = (await eventsOf(service, 'CollectionFailed', id)).length;
