@@ -75,7 +75,7 @@ test('a claim leaves a delivery another transaction holds to a later claim, and 
   );
 });
 
-test("the places go round the endpoints: another organization's delivery is not left behind an older backlog", async (t) => {
+test("an endpoint with nothing in flight gets a place first: another organization's delivery is not left behind an older backlog", async (t) => {
   const db = await createTestDatabase();
   t.after(() => db.drop());
   await migrate(db.pool, allMigrations);

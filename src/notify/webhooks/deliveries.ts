@@ -166,7 +166,7 @@ export const CLAIM_MS = 20_000;
  * (order), and no more than MAX_IN_FLIGHT_PER_ENDPOINT claimed at once. Serialized across
  * processes by an advisory lock: the window over pending rows cannot take row locks. Not a
  * LIMIT before the ranking: an endpoint with a deep backlog must not hide other endpoints' work.
- * The places go round the endpoints: each one's first due delivery before any one's second.
+ * An endpoint with nothing in flight gets its first place before any endpoint gets more.
  * Recorded batches then waiting become deliveries (expandBatches), and those are claimed too. A
  * delivery already expanded is older than any still in a batch (batches are expanded oldest
  * first), so claiming before the expansion keeps each video's order.
