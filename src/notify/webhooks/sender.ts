@@ -65,7 +65,7 @@ export async function postWebhook(urlText: string, headers: Record<string, strin
         // reused, within the attempt's time still: a body that never ends must not hold the
         // socket, and with it one of the agent's places for that host, for good.
         response.on('error', () => undefined);
-        response.on('end', () => clearTimeout(timer));
+        response.on('close', () => clearTimeout(timer));
         response.resume();
       },
     );
