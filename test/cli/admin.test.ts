@@ -24,7 +24,6 @@ interface Run {
   code: number | null;
   stdout: string;
   stderr: string;
-  ms: number;
 }
 
 let db: TestDatabase;
@@ -46,7 +45,6 @@ after(async () => {
 });
 
 function admin(args: string[], databaseUrl = db.url): Promise<Run> {
-  const started = Date.now();
   return new Promise((resolve) => {
     execFile(
       process.execPath,
@@ -54,19 +52,22 @@ function admin(args: string[], databaseUrl = db.url): Promise<Run> {
       { cwd: root, env: { ...process.env, DATABASE_URL: databaseUrl }, timeout: 30_000 },
       (error, stdout, stderr) => {
         const code = error ? (typeof error.code === 'number' ? error.code : null) : 0;
-        resolve({ code, stdout, stderr, ms: Date.now() - started });
+        resolve({ code, stdout, stderr });
       },
     );
   });
 }
 
-/** A successful run: exit 0, nothing on stderr, one JSON object on stdout; answered without waiting out the 5 s bound. */
+/**
+ * A successful run: exit 0, one JSON object on stdout, and nothing on stderr, so not the warning
+ * the CLI writes when it waited out its bound for the read models (a clock here would fail on a
+ * busy machine, not on a CLI that waited in vain).
+ */
 async function ok(args: string[]): Promise<Record<string, unknown>> {
   const run = await admin(args);
   assert.equal(run.code, 0, `admin ${args.join(' ')} failed: ${run.stderr} (projector: ${String(runnerError)})`);
   assert.equal(run.stderr, '');
   assert.match(run.stdout, /^\{.*\}\n$/);
-  assert.ok(run.ms < 4_500, `admin ${args.join(' ')} took ${run.ms} ms: did it wait for the projector in vain?`);
   return JSON.parse(run.stdout);
 }
 
