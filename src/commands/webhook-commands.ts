@@ -2,11 +2,11 @@
 // decider. A new secret leaves here once, in the answer; the log keeps it sealed.
 import type { Clock } from '../clock.ts';
 import type { KeyMode } from '../domain/platform.ts';
-import { streamIdOfWebhooks, type DisabledReason } from '../domain/webhooks.ts';
+import { streamIdOfWebhooks, streamIdOfWebhookTests, type DisabledReason, type WebhookEvent, type WebhooksState } from '../domain/webhooks.ts';
 import type { EventStore } from '../eventstore/port.ts';
 import { newWebhookSecret, type SecretBox } from '../notify/webhooks/secret-box.ts';
 import { webhooksDecider } from './deciders.ts';
-import { handleCommand } from './handle.ts';
+import { handleCommand, loadState, type Handled } from './handle.ts';
 import { newId } from './ids.ts';
 
 export async function createWebhookEndpoint(
@@ -55,6 +55,15 @@ export async function rotateWebhookSecret(store: EventStore, clock: Clock, box: 
   return { secret, handled };
 }
 
-export function sendWebhookTest(store: EventStore, clock: Clock, orgId: string, endpointId: string) {
-  return handleCommand(store, streamIdOfWebhooks(orgId), webhooksDecider, { type: 'SendTest', orgId, endpointId, now: clock.now() });
+/**
+ * Decided on the endpoint's state, appended to the organization's test stream with no expected
+ * revision: tests sent at once never conflict, and the webhooks stream does not grow with them.
+ * An endpoint disabled in the same moment may still get its test, as it would had the test come
+ * a moment earlier.
+ */
+export async function sendWebhookTest(store: EventStore, clock: Clock, orgId: string, endpointId: string): Promise<Handled<WebhooksState, WebhookEvent>> {
+  const { state } = await loadState(store, streamIdOfWebhooks(orgId), webhooksDecider);
+  const events = webhooksDecider.decide({ type: 'SendTest', orgId, endpointId, now: clock.now() }, state);
+  const result = await store.append(streamIdOfWebhookTests(orgId), events, 'any');
+  return { events, state, position: result.position };
 }

@@ -1,5 +1,6 @@
 // Webhooks stream (`webhooks-<orgId>`): an organization's webhook endpoints and every change
-// to them. A secret never enters the log in clear: events carry it sealed with the server's
+// to them. Test requests go to a stream of their own (`webhook-tests-<orgId>`): they change no
+// endpoint, and in the webhooks stream every command would read them all again. A secret never enters the log in clear: events carry it sealed with the server's
 // webhook key (src/notify/webhooks/secret-box.ts), so the log can be read, copied and audited
 // without giving anyone the power to sign as vidtrack.
 import { DomainError } from './errors.ts';
@@ -71,6 +72,11 @@ export const initialWebhooksState: WebhooksState = new Map();
 
 export function streamIdOfWebhooks(orgId: string): string {
   return `webhooks-${orgId}`;
+}
+
+/** Where `WebhookTestRequested` events are appended; nothing reads this stream back to decide. */
+export function streamIdOfWebhookTests(orgId: string): string {
+  return `webhook-tests-${orgId}`;
 }
 
 export type WebhookCommand =

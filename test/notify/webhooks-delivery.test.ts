@@ -9,6 +9,7 @@ import { collectDue, resumeFunded } from '../../src/collect/work.ts';
 import { API, client, expectInvalid, expectStatus, newLink, passHours, tracked } from '../api/helpers.ts';
 import { deposit } from '../../src/commands/account-commands.ts';
 import { parseUsd } from '../../src/domain/money.ts';
+import { streamIdOfWebhookTests, streamIdOfWebhooks } from '../../src/domain/webhooks.ts';
 import { until } from '../support/wait.ts';
 import { webhookFixture, webhooksQuiet } from '../support/webhook-receiver.ts';
 
@@ -200,12 +201,17 @@ describe('webhook deliveries', () => {
     assert.deepEqual(probe!.verifiedWith, [true]);
   });
 
-  test('ten webhook tests sent at once are each accepted and delivered (one stream, ten writers)', async () => {
-    const { api, path, endpoint } = await subscribed(['snapshot.created']);
+  test('ten webhook tests sent at once are each accepted and delivered, and leave the endpoints\' stream as it was', async () => {
+    const { org, api, path, endpoint } = await subscribed(['snapshot.created']);
+    const endpointsStream = () => fixture.service.store.readStream(streamIdOfWebhooks(org.orgId));
+    const before = await endpointsStream();
     const answers = await Promise.all(Array.from({ length: 10 }, () => api.post(`/webhooks/${endpoint.id}/test`)));
     assert.deepEqual(answers.map((a) => a.statusCode), Array(10).fill(202), answers.map((a) => a.body).join('\n'));
     const probes = await fixture.receiver.waitFor(path, 10);
     assert.deepEqual(probes.map((p) => p.json.type), Array(10).fill('webhook.test'));
+    // Every command on the endpoints reads that stream whole: the tests must not make it grow.
+    assert.deepEqual((await endpointsStream()).map((e) => e.type), before.map((e) => e.type));
+    assert.equal((await fixture.service.store.readStream(streamIdOfWebhookTests(org.orgId))).length, 10);
   });
 
   test('the deliveries list is newest first and cursor-paginated; replay sends again with the same webhook-id; recover re-sends failed ones', async () => {
