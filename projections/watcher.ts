@@ -9,6 +9,8 @@ export const CHECKPOINT_CHANNEL = 'rm_checkpoint';
 
 const RECONNECT_MIN_MS = 1_000;
 const RECONNECT_MAX_MS = 30_000;
+/** What the projector sends: `commit/prepare`, as formatPosition writes it. */
+const POSITION_TEXT = /^\d+\/\d+$/;
 
 interface Waiter {
   target: Position;
@@ -83,7 +85,11 @@ export class ProjectionWatcher {
     client.on('error', () => this.lost(client));
     client.on('end', () => this.lost(client));
     client.on('notification', (message) => {
-      if (message.channel === CHECKPOINT_CHANNEL && message.payload) this.update(parsePosition(message.payload));
+      if (message.channel !== CHECKPOINT_CHANNEL || !message.payload) return;
+      // Any role that may connect may NOTIFY this channel: a payload that is no position would
+      // throw here, in pg's handler, and take the process down. The checkpoints table says.
+      if (POSITION_TEXT.test(message.payload)) this.update(parsePosition(message.payload));
+      else void this.refresh?.().catch(() => undefined);
     });
     try {
       await client.connect();

@@ -41,3 +41,11 @@ test('a LISTEN connection cut by the server is opened again, and notifications r
   await db.pool.query('SELECT pg_notify($1, $2)', [CHECKPOINT_CHANNEL, '7/42']);
   assert.equal(await reached, true, 'the notification sent after the reconnection moved the watcher');
 });
+
+test('a notification whose payload is no position is ignored; the next good one still moves the watcher', async () => {
+  // Thrown in pg's handler, a bad payload was an uncaught exception: the API process went down.
+  for (const payload of ['hello', '5', '1/x', '/', '1/2/3']) await db.pool.query('SELECT pg_notify($1, $2)', [CHECKPOINT_CHANNEL, payload]);
+  const reached = watcher.waitFor({ commit: 8n, prepare: 1n }, 10_000);
+  await db.pool.query('SELECT pg_notify($1, $2)', [CHECKPOINT_CHANNEL, '8/1']);
+  assert.equal(await reached, true);
+});
