@@ -8,7 +8,9 @@ import { buildBeside, type ReplayOptions } from './runner.ts';
 import { swapIn } from './swap.ts';
 import { describeNewer, planVersions } from './versions.ts';
 
-export { BuildLocked } from './runner.ts';
+import { BuildLocked } from './runner.ts';
+
+export { BuildLocked };
 
 export interface RebuildOptions {
   projections: readonly Projection[];
@@ -40,6 +42,23 @@ export async function rebuildReadModels(store: EventStore, pool: Pool, options: 
       `refusing to rebuild: ${plan.upgrade.map((p) => p.name).join(', ')} in the database are older than this code; the projector of this version moves them (start it)`,
     );
   }
+  // The build's own lock (buildBeside's) ends with each build, before the swap: a second rebuild
+  // let in there would build, swap and drop the schema the first one is about to swap in.
+  const lock = await pool.connect();
+  try {
+    const { rows } = await lock.query<{ locked: boolean }>(`SELECT pg_try_advisory_lock(hashtext($1)) AS locked`, [`vidtrack.rebuild.${build}`]);
+    if (!rows[0]!.locked) throw new BuildLocked(build);
+    try {
+      return await buildAndSwap(store, pool, options, build);
+    } finally {
+      await lock.query(`SELECT pg_advisory_unlock(hashtext($1))`, [`vidtrack.rebuild.${build}`]);
+    }
+  } finally {
+    lock.release();
+  }
+}
+
+async function buildAndSwap(store: EventStore, pool: Pool, options: RebuildOptions, build: string): Promise<RebuildResult> {
   const started = performance.now();
   let events = 0;
   const { batchSize, replay } = options;

@@ -23,8 +23,9 @@ if (unknown.length > 0) {
   process.exit(2);
 }
 
-// One connection per read model rebuilt (projections/runner.ts), and room for reading the log.
-const db = await connect('vidtrack-rebuild', projections.length + 3);
+// One connection per read model rebuilt (projections/runner.ts), one for the rebuild's lock,
+// and room for reading the log.
+const db = await connect('vidtrack-rebuild', projections.length + 4);
 const store = createEventStore(db.config, db.pool);
 try {
   const total = await store.countEvents();

@@ -15,7 +15,7 @@ import { parseUsd } from '../../src/domain/money.ts';
 import { streamIdOfVideo } from '../../src/domain/video.ts';
 import { READ_SCHEMA, projections } from '../../projections/index.ts';
 import { ProjectionRunner } from '../../projections/runner.ts';
-import { rebuildReadModels } from '../../projections/rebuild.ts';
+import { BuildLocked, rebuildReadModels } from '../../projections/rebuild.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 import { eventsOf, getVideo, track, youtubeLink } from '../collect/rounds.ts';
 
@@ -155,6 +155,24 @@ test('what is appended while a rebuild builds is in the read models it swaps in,
   // Nothing was appended after the swap: the live projector has had no page to look at its checkpoints with.
   assert.deepEqual(await readModelRows(), live);
   assert.equal((await getVideo(service, apiKey, tracked)).status, 'monitoring');
+});
+
+test('a second rebuild is refused from the first one\'s start to the end of its swap', async () => {
+  await someHistory();
+  let second = 'not run';
+  await rebuildReadModels(service.store, service.work.pool, {
+    projections,
+    liveSchema: READ_SCHEMA,
+    // Built, not yet swapped: the build's own lock is already released here.
+    onBuilt: async () => {
+      second = await rebuildReadModels(service.store, service.work.pool, { projections, liveSchema: READ_SCHEMA }).then(
+        () => 'ran',
+        (error: unknown) => (error instanceof BuildLocked ? 'refused' : `failed: ${(error as Error).message}`),
+      );
+    },
+  });
+  assert.equal(second, 'refused');
+  await assert.doesNotReject(rebuildReadModels(service.store, service.work.pool, { projections, liveSchema: READ_SCHEMA }), 'once the first has swapped in, a rebuild runs');
 });
 
 test('a rebuild killed halfway finishes when started again, and one projection can be rebuilt alone', async () => {
