@@ -40,18 +40,42 @@ export interface Config {
 export type EventStoreKind = 'postgres' | 'eventstoredb';
 const EVENT_STORES: readonly EventStoreKind[] = ['postgres', 'eventstoredb'];
 
-function positiveNumber(name: string, text: string | undefined, fallback: number): number {
+/**
+ * Service time runs this many times faster at most: a day in under a second. A scale far above
+ * it took the stored clock past what a date can hold, and every later start failed on it.
+ */
+export const MAX_TIME_SCALE = 100_000;
+
+const DECIMAL = /^\d+(\.\d+)?$/;
+const WHOLE = /^\d+$/;
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+/** Written as a person writes a number: `3600`, `0.5`; not `0x10` or `3e3`, which Number() would also take. */
+function positiveNumber(name: string, text: string | undefined, fallback: number, max = Number.MAX_SAFE_INTEGER): number {
   if (text === undefined || text === '') return fallback;
   const value = Number(text);
-  if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} must be a positive number, got "${text}"`);
+  if (!DECIMAL.test(text) || value <= 0 || value > max) throw new Error(`${name} must be a positive number up to ${max}, got "${text}"`);
   return value;
+}
+
+function positiveWholeNumber(name: string, text: string | undefined, fallback: number): number {
+  if (text === undefined || text === '') return fallback;
+  const value = Number(text);
+  if (!WHOLE.test(text) || value <= 0 || !Number.isSafeInteger(value)) throw new Error(`${name} must be a whole number from 1, got "${text}"`);
+  return value;
+}
+
+function logLevel(text: string | undefined): string {
+  if (text === undefined || text === '') return 'info';
+  if (!LOG_LEVELS.includes(text)) throw new Error(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${text}"`);
+  return text;
 }
 
 /** A TCP port; 0 asks the OS for a free one (tests; the bound port is in `${DATA_DIR}/service.json`). */
 function port(name: string, text: string | undefined, fallback: number): number {
   if (text === undefined || text === '') return fallback;
   const value = Number(text);
-  if (!Number.isInteger(value) || value < 0 || value > 65_535) throw new Error(`${name} must be a port number (0-65535; 0 lets the OS choose), got "${text}"`);
+  if (!WHOLE.test(text) || value > 65_535) throw new Error(`${name} must be a port number (0-65535; 0 lets the OS choose), got "${text}"`);
   return value;
 }
 
@@ -67,12 +91,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
     port: port('PORT', env.PORT, 3000),
     databaseUrl,
     dataDir: path.resolve(env.DATA_DIR || '.data'),
-    timeScale: positiveNumber('TIME_SCALE', env.TIME_SCALE, 1),
+    timeScale: positiveNumber('TIME_SCALE', env.TIME_SCALE, 1, MAX_TIME_SCALE),
     smtpUrl: env.SMTP_URL || undefined,
     mailFrom: env.MAIL_FROM || 'vidtrack <no-reply@vidtrack.local>',
     collectorFallback: fallback === 'simulator' ? 'simulator' : null,
-    failedAuthLimit: positiveNumber('AUTH_FAILURE_RATE_LIMIT', env.AUTH_FAILURE_RATE_LIMIT, 100),
-    logLevel: env.LOG_LEVEL || 'info',
+    failedAuthLimit: positiveWholeNumber('AUTH_FAILURE_RATE_LIMIT', env.AUTH_FAILURE_RATE_LIMIT, 100),
+    logLevel: logLevel(env.LOG_LEVEL),
     redisUrl: env.REDIS_URL || null,
     publicUrl: env.PUBLIC_URL || null,
     metricsPort: env.METRICS_PORT ? port('METRICS_PORT', env.METRICS_PORT, 9464) : null,

@@ -39,7 +39,10 @@ async function readRow(pool: Pool): Promise<ClockRow | null> {
 export async function startServiceClock(pool: Pool, scale: number): Promise<Clock> {
   const row = await readRow(pool);
   if (row && row.scale === scale) return clockOf(row);
-  const serviceNow = row ? Math.max(Date.now(), clockOf(row).now().getTime()) : Date.now();
+  // A stored clock that has run past what a date holds (a scale from before MAX_TIME_SCALE)
+  // starts again from wall time rather than fail every start.
+  const stored = row ? clockOf(row).now().getTime() : Number.NaN;
+  const serviceNow = Number.isFinite(stored) ? Math.max(Date.now(), stored) : Date.now();
   const fresh: ClockRow = { scale, origin_wall: new Date(), origin_service: new Date(serviceNow) };
   await pool.query(
     `INSERT INTO public.service_clock (id, scale, origin_wall, origin_service) VALUES (1, $1, $2, $3)

@@ -1,0 +1,23 @@
+// Settings from the environment (src/config.ts): a value the service cannot run on is refused at
+// start with its name, rather than taken and failing later, or for good.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { MAX_TIME_SCALE, loadConfig } from '../../src/config.ts';
+
+test('config: numbers are written as numbers, within what the service can run on', () => {
+  assert.equal(loadConfig({ TIME_SCALE: '3600' }, []).timeScale, 3600);
+  assert.equal(loadConfig({ TIME_SCALE: '0.5' }, []).timeScale, 0.5);
+  assert.equal(loadConfig({ TIME_SCALE: String(MAX_TIME_SCALE) }, []).timeScale, MAX_TIME_SCALE);
+  // 1e300 took the stored clock past what a date holds: every later start failed.
+  for (const bad of ['1e300', String(MAX_TIME_SCALE + 1), '0x10', '0', '-1', 'NaN', 'Infinity', ' 5']) {
+    assert.throws(() => loadConfig({ TIME_SCALE: bad }, []), /TIME_SCALE must be a positive number up to 100000/, bad);
+  }
+  assert.equal(loadConfig({ PORT: '0' }, []).port, 0);
+  for (const bad of ['3e3', '80.0', '65536', '-1', '0x50']) assert.throws(() => loadConfig({ PORT: bad }, []), /PORT must be a port number/, bad);
+  assert.equal(loadConfig({ AUTH_FAILURE_RATE_LIMIT: '20' }, []).failedAuthLimit, 20);
+  for (const bad of ['0.5', '0', '1e2']) assert.throws(() => loadConfig({ AUTH_FAILURE_RATE_LIMIT: bad }, []), /AUTH_FAILURE_RATE_LIMIT must be a whole number from 1/, bad);
+  assert.equal(loadConfig({ LOG_LEVEL: 'debug' }, []).logLevel, 'debug');
+  assert.equal(loadConfig({}, []).logLevel, 'info');
+  // pino threw its own stack for this, before any log existed.
+  assert.throws(() => loadConfig({ LOG_LEVEL: 'verbose' }, []), /LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent/);
+});
