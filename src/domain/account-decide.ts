@@ -1,6 +1,6 @@
 // Account commands and the pure decide function over the account stream's state.
 import { DomainError } from './errors.ts';
-import { SNAPSHOT_PRICE, type Micros } from './money.ts';
+import { MAX_BALANCE, SNAPSHOT_PRICE, toUsd, type Micros } from './money.ts';
 import type { KeyMode, Plan } from './platform.ts';
 import type { AccountEvent, AccountState } from './account.ts';
 import { MAX_RATE_LIMIT } from './storable.ts';
@@ -50,6 +50,9 @@ export function decideAccount(command: AccountCommand, state: AccountState): Acc
     case 'Deposit':
       if (!Number.isSafeInteger(command.amount) || command.amount <= 0) {
         throw new DomainError('invalid_argument', 'deposit amount must be positive');
+      }
+      if (state.balance + command.amount > MAX_BALANCE) {
+        throw new DomainError('invalid_argument', `the balance may hold at most ${toUsd(MAX_BALANCE)} USD; it holds ${toUsd(state.balance)} USD`);
       }
       return [{ type: 'FundsDeposited', data: { orgId, depositId: command.depositId, amount: command.amount, reference: command.reference, at } }];
     case 'SetLowBalanceThreshold':

@@ -8,6 +8,12 @@ export const MICROS_PER_USD = 1_000_000;
 export const SNAPSHOT_PRICE: Micros = 15_000;
 export const SNAPSHOTS_PER_DAY = 24;
 
+/**
+ * The most an organization's balance may hold: 100,000,000 USD. Far below 2^53 micros, where
+ * sums round silently, and with at most 15 digits, which a JSON number shows exactly.
+ */
+export const MAX_BALANCE: Micros = 100_000_000 * MICROS_PER_USD;
+
 export function estimatedCost(durationDays: number): Micros {
   return durationDays * SNAPSHOTS_PER_DAY * SNAPSHOT_PRICE;
 }

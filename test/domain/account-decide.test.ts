@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { decideAccount, type AccountCommand } from '../../src/domain/account-decide.ts';
 import { evolveAccount, initialAccountState, type AccountEvent, type AccountState } from '../../src/domain/account.ts';
-import { toUsd } from '../../src/domain/money.ts';
+import { MAX_BALANCE, toUsd } from '../../src/domain/money.ts';
 import type { KeyMode, Plan } from '../../src/domain/platform.ts';
 import { deciderSpec } from './decider-spec.ts';
 
@@ -151,6 +151,14 @@ describe('Deposit', () => {
     const { state } = given([opened(), deposited(100_000, 'd1'), deposited(200_000, 'd2')]).when(deposit(300_000, 'd3')).then([deposited(300_000, 'd3')]);
     assert.equal(money(state).balance, 600_000);
     assert.equal(toUsd(money(state).balance), 0.6); // 0.1 + 0.2 + 0.3 in floats is 0.6000000000000001
+  });
+
+  it('takes the balance up to 100,000,000 USD, not a micro past it: beyond 2^53 micros sums round silently', () => {
+    given([opened(), deposited(MAX_BALANCE - 1, 'd1')]).when(deposit(1, 'd2')).then([deposited(1, 'd2')]);
+    given([opened(), deposited(MAX_BALANCE - 1, 'd1')])
+      .when(deposit(2, 'd2'))
+      .then({ code: 'invalid_argument', message: 'the balance may hold at most 100000000 USD; it holds 99999999.999999 USD' });
+    given([opened()]).when(deposit(Number.MAX_SAFE_INTEGER)).then({ code: 'invalid_argument', message: 'the balance may hold at most 100000000 USD; it holds 0 USD' });
   });
 
   for (const amount of [0, -1, -15_000, 0.5, 1.5, Number.NaN, Number.POSITIVE_INFINITY, Number.MAX_SAFE_INTEGER + 1]) {
