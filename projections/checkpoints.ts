@@ -34,12 +34,23 @@ export async function readCheckpoints(db: Pool | PoolClient, schema: string, nam
 // pages' commits (WAL is flushed in order, so never one without those before it): the
 // projector then finds the checkpoint where it was and projects those pages again.
 
-/** BEGIN, and the checkpoints read and held until the transaction ends (a rebuild's swap waits for it). */
-export async function beginWithCheckpoints(client: PoolClient, schema: string, names: readonly string[]): Promise<Map<string, Position | null>> {
+/**
+ * BEGIN, and the checkpoints read and held until the transaction ends (a rebuild's swap waits
+ * for it); `also`, a query of the caller's over the same names (an SQL text[]), is sent in the
+ * same round trip, after the lock, and its rows returned.
+ */
+export async function beginWithCheckpoints<R = never>(
+  client: PoolClient,
+  schema: string,
+  names: readonly string[],
+  also?: (names: string) => string,
+): Promise<{ checkpoints: Map<string, Position | null>; also: R[] }> {
+  const array = textArray(client, names);
   const results = (await client.query(
-    `BEGIN; SET LOCAL synchronous_commit = off; ${selectCheckpoints(schema, textArray(client, names), true)}`,
-  )) as unknown as { rows: CheckpointRow[] }[];
-  return checkpointsOf(names, results.at(-1)!.rows);
+    `BEGIN; SET LOCAL synchronous_commit = off; ${selectCheckpoints(schema, array, true)}${also ? `; ${also(array)}` : ''}`,
+  )) as unknown as { rows: unknown[] }[];
+  const checkpointRows = results[also ? results.length - 2 : results.length - 1]!.rows as CheckpointRow[];
+  return { checkpoints: checkpointsOf(names, checkpointRows), also: also ? (results.at(-1)!.rows as R[]) : [] };
 }
 
 /** The checkpoints of `names` (none: left as they are) moved to `position`, `notify` told of it, and COMMIT. */

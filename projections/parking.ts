@@ -2,6 +2,15 @@
 // with the error, written in the same transaction that moves the checkpoint past it) and the
 // read models go on. A transient failure (the connection, a database restarting, a
 // serialization conflict) is not the event's fault: it is never parked, the page is retried.
+//
+// A projection must apply the events of a stream in their order: one that changes a row an
+// earlier one made (a snapshot counted on its video, the revocation of a key) finds nothing to
+// change, or is passed over by the revision guard, when applied before it. So once an event of
+// a stream is parked for a projection, every later event of that stream is parked behind it for
+// that projection, untried, its error naming the parked event it waits behind; other streams go
+// on. A retry applies a stream's parked events in log order and stops at the first that fails
+// again: those after it stay parked behind it.
+//
 // An operator lists parked events and, once the data or the projection is fixed, retries
 // them through the projections (`npm run admin -- parked list|retry`).
 import pg from 'pg';
@@ -31,6 +40,45 @@ export interface ParkedEvent {
   readonly event: LoggedEvent;
   readonly projection: string;
   readonly error: unknown;
+  /** The parked event of its stream it waits behind, untried; absent when it failed itself. */
+  readonly behind?: string;
+}
+
+const waitsBehind = (eventId: string) => `waits behind parked event ${eventId}`;
+
+/** Per projection: each stream with a parked event, and the event its later events wait behind. */
+export type WaitingStreams = Map<string, Map<string, string>>;
+
+/**
+ * The streams with parked events for the projections `names` (an SQL text[]), each with its
+ * earliest parked event. The runner reads it with every page, in the round trip of its BEGIN:
+ * the table is normally empty, and this is one row a stream however many of its events wait.
+ */
+export const parkedStreamsSql = (schema: string, names: string) =>
+  `SELECT DISTINCT ON (projection, stream_id) projection, stream_id, event_id FROM ${ident(schema)}.parked_events
+   WHERE projection = ANY(${names}::text[]) ORDER BY projection, stream_id, commit_position, prepare_position`;
+
+export function waitingStreams(rows: ReadonlyArray<{ projection: string; stream_id: string; event_id: string }>): WaitingStreams {
+  const waiting: WaitingStreams = new Map();
+  for (const { projection, stream_id, event_id } of rows) {
+    if (!waiting.has(projection)) waiting.set(projection, new Map());
+    waiting.get(projection)!.set(stream_id, event_id);
+  }
+  return waiting;
+}
+
+/**
+ * `events` but those of a stream in `waiting` (stream to parked event), which are added to
+ * `parked` behind that stream's parked event for `projection`, untried.
+ */
+export function parkBehind(events: readonly LoggedEvent[], projection: string, waiting: ReadonlyMap<string, string>, parked: ParkedEvent[]): readonly LoggedEvent[] {
+  if (waiting.size === 0) return events;
+  return events.filter((event) => {
+    const behind = waiting.get(event.streamId);
+    if (behind === undefined) return true;
+    parked.push({ event, projection, error: waitsBehind(behind), behind });
+    return false;
+  });
 }
 
 /** A parked event as the table and `parked list` show it. */
@@ -115,8 +163,10 @@ export interface RetryOutcome {
 
 /**
  * Applies parked events again through `projections` (read back from the log through the port),
- * each in a transaction of its own that removes its row once it applies. Each waits for the
- * projector's page in progress (the checkpoint row lock) so the two never interleave.
+ * stream by stream: a stream's parked events for a projection in log order, in one transaction
+ * that removes the rows of those that apply. The first that fails again keeps its row with the
+ * new error, and the later ones stay parked behind it, untried. With `eventId`, its streams
+ * only, from it on: an event with an earlier one of its stream still parked waits behind it.
  */
 export async function retryParked(
   store: EventStore,
@@ -127,33 +177,82 @@ export async function retryParked(
 ): Promise<RetryOutcome> {
   const outcome: RetryOutcome = { applied: [], still_parked: [] };
   const byName = new Map(projections.map((p) => [p.name, p]));
-  for (const row of await listParked(pool, schema, eventId)) {
-    const projection = byName.get(row.projection);
-    if (!projection) {
-      outcome.still_parked.push({ event_id: row.event_id, projection: row.projection, error: `no projection ${row.projection} in this version of the code` });
-      continue;
-    }
-    const event = (await store.readStream(row.stream_id)).find((e) => e.id === row.event_id) as LoggedEvent | undefined;
-    if (!event) {
-      outcome.still_parked.push({ event_id: row.event_id, projection: row.projection, error: `event not found in stream ${row.stream_id}` });
-      continue;
-    }
-    try {
-      await withTransaction(pool, async (client) => {
-        const s = ident(schema);
-        await client.query(`SELECT FROM ${s}.checkpoints WHERE projection = $1 FOR UPDATE`, [projection.name]);
-        const { rowCount } = await client.query(`DELETE FROM ${s}.parked_events WHERE event_id = $1 AND projection = $2`, [row.event_id, projection.name]);
-        if (rowCount === 0) return; // retried by someone else meanwhile
-        await projection.apply(client, schema, [event]);
-      });
-      outcome.applied.push({ event_id: row.event_id, projection: row.projection });
-    } catch (error) {
-      if (isTransient(error)) throw error;
-      await pool.query(`UPDATE ${ident(schema)}.parked_events SET error = $3 WHERE event_id = $1 AND projection = $2`, [row.event_id, row.projection, errorText(error)]);
-      outcome.still_parked.push({ event_id: row.event_id, projection: row.projection, error: errorText(error) });
-    }
+  const streams = new Map<string, ParkedRow[]>(); // each projection's streams, their rows in log order
+  for (const row of await listParked(pool, schema)) {
+    const key = JSON.stringify([row.projection, row.stream_id]);
+    const rows = streams.get(key);
+    if (rows) rows.push(row);
+    else streams.set(key, [row]);
+  }
+  for (const rows of streams.values()) {
+    if (eventId !== undefined && !rows.some((r) => r.event_id === eventId)) continue;
+    const projection = byName.get(rows[0]!.projection);
+    const { applied, still_parked } = projection
+      ? await retryStream(store, pool, projection, schema, rows[0]!.stream_id, eventId)
+      : { applied: [], still_parked: rows.map((r) => ({ event_id: r.event_id, projection: r.projection, error: `no projection ${r.projection} in this version of the code` })) };
+    outcome.applied.push(...applied);
+    outcome.still_parked.push(...still_parked);
   }
   return outcome;
+}
+
+async function parkedOfStream(db: Pool | PoolClient, schema: string, projection: string, streamId: string): Promise<Array<{ event_id: string; projection: string }>> {
+  const { rows } = await db.query<{ event_id: string; projection: string }>(
+    `SELECT event_id, projection FROM ${ident(schema)}.parked_events WHERE projection = $1 AND stream_id = $2 ORDER BY commit_position, prepare_position`,
+    [projection, streamId],
+  );
+  return rows;
+}
+
+/**
+ * One stream's parked events for `projection`, in log order, each in a savepoint. The stream's
+ * rows are read again under the checkpoint row's lock, which the projector's pages hold too:
+ * the two never interleave, and events the projector parked meanwhile are retried with them.
+ */
+async function retryStream(store: EventStore, pool: Pool, projection: Projection, schema: string, streamId: string, eventId?: string): Promise<RetryOutcome> {
+  // The stream as the log holds it now, mended data included.
+  const logged = new Map((await store.readStream(streamId)).map((e) => [e.id, e as LoggedEvent]));
+  const s = ident(schema);
+  return withTransaction(pool, async (client) => {
+    const outcome: RetryOutcome = { applied: [], still_parked: [] };
+    await client.query(`SELECT FROM ${s}.checkpoints WHERE projection = $1 FOR UPDATE`, [projection.name]);
+    const rows = await parkedOfStream(client, schema, projection.name, streamId);
+    const from = eventId === undefined ? 0 : rows.findIndex((r) => r.event_id === eventId);
+    if (from === -1) return outcome; // retried by someone else meanwhile
+    if (from > 0) {
+      outcome.still_parked.push({ event_id: eventId!, projection: projection.name, error: waitsBehind(rows[0]!.event_id) });
+      return outcome;
+    }
+    for (const [i, row] of rows.entries()) {
+      const event = logged.get(row.event_id);
+      const error = event ? await applyInSavepoint(client, projection, schema, event) : `event not found in stream ${streamId}`;
+      if (error === null) {
+        await client.query(`DELETE FROM ${s}.parked_events WHERE event_id = $1 AND projection = $2`, [row.event_id, projection.name]);
+        outcome.applied.push(row);
+        continue;
+      }
+      const later = rows.slice(i + 1);
+      if (event) await client.query(`UPDATE ${s}.parked_events SET error = $3 WHERE event_id = $1 AND projection = $2`, [row.event_id, projection.name, error]);
+      await client.query(`UPDATE ${s}.parked_events SET error = $3 WHERE event_id = ANY($1::text[]) AND projection = $2`, [later.map((r) => r.event_id), projection.name, waitsBehind(row.event_id)]);
+      outcome.still_parked.push({ ...row, error }, ...later.map((r) => ({ ...r, error: waitsBehind(row.event_id) })));
+      break;
+    }
+    return outcome;
+  });
+}
+
+/** Null once `event` applied; the error's text when it fails for a reason of its own (a transient one is thrown). */
+async function applyInSavepoint(client: PoolClient, projection: Projection, schema: string, event: LoggedEvent): Promise<string | null> {
+  await client.query('SAVEPOINT retry_event');
+  try {
+    await projection.apply(client, schema, [event]);
+    await client.query('RELEASE SAVEPOINT retry_event');
+    return null;
+  } catch (error) {
+    if (isTransient(error)) throw error;
+    await client.query('ROLLBACK TO SAVEPOINT retry_event; RELEASE SAVEPOINT retry_event');
+    return errorText(error);
+  }
 }
 
 /** One log line's worth about a parked event. */

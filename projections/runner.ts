@@ -15,14 +15,17 @@
 // An event a projection cannot apply is parked (parking.ts) and the page goes on without it:
 // the page is tried whole first (the usual case costs nothing more), and only when that
 // fails for a reason that is not transient is it applied again in halves inside savepoints
-// until the events at fault are found.
+// until the events at fault are found. A stream with an event parked for a projection has its
+// later events parked behind it for that projection, untried, whether parked on an earlier page
+// (the streams with parked events are read in the round trip of each page's BEGIN) or earlier
+// in the same page: a projection applies each stream's events in order, or not yet.
 import os from 'node:os';
 import type { Pool, PoolClient } from 'pg';
 import { BehaviorSubject, Subject, Subscription, concatMap, filter, firstValueFrom, from, map, merge, mergeMap, tap, throwError } from 'rxjs';
 import { withTransaction } from '../src/db/pool.ts';
 import { comparePositions, type EventStore, type Position } from '../src/eventstore/port.ts';
 import { beginWithCheckpoints, commitWithCheckpoints, readCheckpoints } from './checkpoints.ts';
-import { describeParked, errorText, isTransient, parkEvents, type ParkedEvent } from './parking.ts';
+import { describeParked, errorText, isTransient, parkBehind, parkEvents, parkedStreamsSql, waitingStreams, type ParkedEvent } from './parking.ts';
 import { ident, type LoggedEvent, type Projection } from './projection.ts';
 import { replayInDatabase } from './replay.ts';
 import { swapIn } from './swap.ts';
@@ -88,7 +91,7 @@ class ApplyFailed extends Error {
   }
 }
 
-/** Every event of a page failed in one projection: not the events' fault, so none is parked. */
+/** Every event of a page tried failed in one projection: not the events' fault, so none is parked. */
 class EveryEventFailed extends Error {
   constructor(projection: string, readonly cause: unknown) {
     super(`every event of the page failed in projection ${projection}, so none is parked; retrying: ${errorText(cause)}`);
@@ -376,25 +379,33 @@ export class ProjectionRunner {
     try {
       // A rebuild may have swapped fresh tables in, with checkpoints of their own: then this
       // runner's copy is stale and it starts again from the ones in the database.
-      const stored = await beginWithCheckpoints(client, schema, projections.map((p) => p.name));
-      for (const [name, position] of stored) {
+      const begun = await beginWithCheckpoints<{ projection: string; stream_id: string; event_id: string }>(
+        client, schema, projections.map((p) => p.name), (names) => parkedStreamsSql(schema, names),
+      );
+      for (const [name, position] of begun.checkpoints) {
         const mine = checkpoints.get(name) ?? null;
         if ((position === null) !== (mine === null) || (position && mine && comparePositions(position, mine) !== 0)) {
           throw new CheckpointMoved(name);
         }
       }
+      const waiting = waitingStreams(begun.also);
       const advanced: string[] = [];
       for (const projection of projections) {
         const checkpoint = checkpoints.get(projection.name) ?? null;
-        const events = checkpoint ? page.filter((e) => comparePositions(e.position, checkpoint) > 0) : page;
-        if (events.length === 0) continue;
+        const unapplied = checkpoint ? page.filter((e) => comparePositions(e.position, checkpoint) > 0) : page;
+        if (unapplied.length === 0) continue;
+        // Usually no stream waits behind a parked event: then `events` is `unapplied` itself.
+        const streams = waiting.get(projection.name) ?? new Map<string, string>();
+        const events = parkBehind(unapplied, projection.name, streams, parked);
         if (isolate) {
           const before = parked.length;
-          await this.applyIsolating(client, projection, events, parked);
-          // Every event of the page at fault is not N bad events: it is something else
-          // (a bug, a missing grant), retried as a whole rather than parking the log away.
-          if (events.length > 1 && parked.length - before === events.length) throw new EveryEventFailed(projection.name, parked[before]!.error);
-        } else await projection.apply(client, schema, events).catch((error: unknown) => Promise.reject(new ApplyFailed(error)));
+          await this.applyIsolating(client, projection, events, parked, streams);
+          // Every event tried failing, and more than one, is not N bad events: it is something
+          // else (a bug, a missing grant), retried as a whole rather than parking the log away.
+          // (Events parked behind a failed one were not tried: they say nothing either way.)
+          const failed = parked.slice(before).filter((p) => p.behind === undefined);
+          if (failed.length > 1 && parked.length - before === events.length) throw new EveryEventFailed(projection.name, failed[0]!.error);
+        } else if (events.length > 0) await projection.apply(client, schema, events).catch((error: unknown) => Promise.reject(new ApplyFailed(error)));
         advanced.push(projection.name);
       }
       await parkEvents(client, schema, parked);
@@ -411,9 +422,19 @@ export class ProjectionRunner {
   /**
    * Applies `events` inside a savepoint; when that fails for a reason that is not transient,
    * applies each half in turn the same way, in order, so every event but the ones at fault
-   * is applied exactly as a whole page would apply it.
+   * (and those of their streams after them, parked behind them) is applied exactly as a whole
+   * page would apply it. `waiting`: the projection's streams with a parked event, grown here.
    */
-  private async applyIsolating(client: PoolClient, projection: Projection, events: readonly LoggedEvent[], parked: ParkedEvent[]): Promise<void> {
+  private async applyIsolating(
+    client: PoolClient,
+    projection: Projection,
+    unapplied: readonly LoggedEvent[],
+    parked: ParkedEvent[],
+    waiting: Map<string, string>,
+  ): Promise<void> {
+    // An event parked in an earlier part holds back the later events of its stream.
+    const events = parkBehind(unapplied, projection.name, waiting, parked);
+    if (events.length === 0) return;
     await client.query('SAVEPOINT apply_events');
     try {
       await projection.apply(client, this.options.schema, events);
@@ -424,12 +445,13 @@ export class ProjectionRunner {
       if (isTransient(error)) throw error;
       if (events.length === 1) {
         parked.push({ event: events[0]!, projection: projection.name, error });
+        waiting.set(events[0]!.streamId, events[0]!.id);
         return;
       }
     }
     const middle = Math.ceil(events.length / 2);
-    await this.applyIsolating(client, projection, events.slice(0, middle), parked);
-    await this.applyIsolating(client, projection, events.slice(middle), parked);
+    await this.applyIsolating(client, projection, events.slice(0, middle), parked, waiting);
+    await this.applyIsolating(client, projection, events.slice(middle), parked, waiting);
   }
 
   async stop(): Promise<void> {
