@@ -20,6 +20,7 @@ import { videoRoutes } from './routes/videos.ts';
 import { referenceDocument } from './reference.ts';
 import { webhookRoutes } from './routes/webhooks.ts';
 import { alertRoutes } from './routes/alerts.ts';
+import { healthOf } from './health.ts';
 import { Health, MAX_ID_LENGTH } from './schemas.ts';
 
 export const API_PREFIX = '/api/v1';
@@ -99,8 +100,10 @@ export async function buildApp(given: ApiDeps, options: FastifyServerOptions = {
   await registerDocs(app, `${API_PREFIX}/docs`);
 
   const health = { config: { public: true }, schema: { hide: true, response: { 200: Health, 503: Health } } };
-  const healthHandler = async (_request: unknown, reply: FastifyReply) =>
-    deps.isReady() ? reply.code(200).send({ status: 'ok' }) : reply.code(503).send({ status: 'starting' });
+  const healthHandler = async (_request: unknown, reply: FastifyReply) => {
+    const { code, body } = await healthOf(deps.isReady, deps.pool);
+    return reply.code(code).send(body);
+  };
   app.get('/health', health, healthHandler);
   const { metrics } = deps;
   if (metrics) {

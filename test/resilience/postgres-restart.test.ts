@@ -58,6 +58,9 @@ test('PostgreSQL restarted under a running service: the same process then tracks
   }, 10_000).catch((error: Error) => {
     throw new Error(`${error.message}\n${service.lastOutput()}`);
   });
+  // A supervisor or load balancer learns of it from /health.
+  const health = await fetch(`${service.healthBase}/health`);
+  assert.deepEqual([health.status, await health.json()], [503, { status: 'database unavailable' }]);
   const restarted = await startEmbeddedPostgres({ dataDir: service.dataDir });
   t.after(() => restarted.stop());
 
