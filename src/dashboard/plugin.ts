@@ -100,12 +100,10 @@ export async function dashboardPlugin(app: FastifyInstance, deps: ApiDeps, optio
     const email = formField(request.body, 'email').trim();
     const password = formField(request.body, 'password');
     const again = (error: string, status: number) => html(reply).code(status).send(loginPage({ csrf: new Html(csrfField(reply)), error, email }));
-    if (!throttle.allows(email)) return again('Too many sign-in attempts for this account: wait a few minutes.', 429);
+    // Counted before the password is checked: attempts sent at once get no more checks than these.
+    if (!throttle.attempt(email)) return again('Too many sign-in attempts for this account: wait a few minutes.', 429);
     const found = await signedInMember(await credentialsByEmail(deps.pool, email), password);
-    if (!found) {
-      throttle.failed(email);
-      return again('Wrong e-mail or password.', 401);
-    }
+    if (!found) return again('Wrong e-mail or password.', 401);
     throttle.succeeded(email);
     await sessions.end(request.cookies[SESSION_COOKIE]);
     setSession(request, reply, await sessions.start(found.memberId));

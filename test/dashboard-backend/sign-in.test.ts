@@ -1,13 +1,16 @@
 // Signing in to the dashboard over HTTP (the browser suite drives the same pages): one address
 // in two organizations, with a password for each, signs in to the organization whose password
-// it gives; text PostgreSQL cannot hold is a 400 before and after sign-in, not a 503.
+// it gives; an account's attempts are counted before their passwords are checked, so attempts
+// sent at once get no more checks than attempts sent one by one; text PostgreSQL cannot hold is
+// a 400 before and after sign-in, not a 503.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { systemClock } from '../../src/clock.ts';
+import { ManualClock, systemClock } from '../../src/clock.ts';
 import { inviteMember, joinMember } from '../../src/commands/member-commands.ts';
 import { hashPassword } from '../../src/dashboard/passwords.ts';
 import { savePassword } from '../../src/dashboard/reads.ts';
 import { SESSION_COOKIE, Sessions } from '../../src/dashboard/sessions.ts';
+import { SignInThrottle } from '../../src/dashboard/sign-in-throttle.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 
 let service: TestService;
@@ -24,17 +27,25 @@ async function member(orgId: string, email: string, password: string): Promise<s
   return invited.memberId;
 }
 
-/** A form posted as the browser posts it: with the CSRF token of the sign-in page and its cookie. */
-async function post(url: string, fields: Record<string, string>, session?: string) {
+/** What the sign-in page gives a browser: its CSRF token and the cookies that go with it. */
+async function signInForm(): Promise<{ token: string; cookies: string[] }> {
   const form = await service.app.inject({ url: '/login' });
   const token = /name="_csrf" value="([^"]+)"/.exec(form.body)?.[1];
   assert.ok(token, 'the sign-in page carries a CSRF token');
-  const cookies = form.cookies.map((c) => `${c.name}=${c.value}`);
-  if (session) cookies.push(`${SESSION_COOKIE}=${session}`);
+  return { token, cookies: form.cookies.map((c) => `${c.name}=${c.value}`) };
+}
+
+/**
+ * A form posted as the browser posts it: with the CSRF token of the sign-in page and its cookie.
+ * `from`: the client's address (the per-address limit is 20 sign-ins a minute).
+ */
+async function post(url: string, fields: Record<string, string>, session?: string, options: { form?: { token: string; cookies: string[] }; from?: string } = {}) {
+  const { token, cookies } = options.form ?? (await signInForm());
   return service.app.inject({
     method: 'POST',
     url,
-    headers: { cookie: cookies.join('; '), 'content-type': 'application/x-www-form-urlencoded' },
+    remoteAddress: options.from,
+    headers: { cookie: [...cookies, ...(session ? [`${SESSION_COOKIE}=${session}`] : [])].join('; '), 'content-type': 'application/x-www-form-urlencoded' },
     payload: new URLSearchParams({ ...fields, _csrf: token }).toString(),
   });
 }
@@ -62,6 +73,33 @@ describe('dashboard sign-in', () => {
     assert.equal(await memberOf('neither of the two passwords'), null);
   });
 
+  it('checks at most 10 of 20 wrong passwords sent at once for one account; the others get the throttle\'s answer', async () => {
+    const email = 'burst@example.test';
+    await member((await service.organization()).orgId, email, 'the right password, not guessed');
+    const form = await signInForm();
+    const answers = await Promise.all(Array.from({ length: 20 }, () => post('/login', { email, password: 'a wrong password' }, undefined, { form, from: '198.51.100.1' })));
+    const statuses = answers.map((a) => a.statusCode);
+    assert.equal(statuses.filter((s) => s === 401).length, 10, `checked: ${statuses.join(' ')}`);
+    assert.equal(statuses.filter((s) => s === 429).length, 10, `throttled: ${statuses.join(' ')}`);
+    assert.match(answers.find((a) => a.statusCode === 429)!.body, /Too many sign-in attempts for this account/);
+    // The account waits out its window: the right password, from elsewhere, is not checked either.
+    const right = await post('/login', { email, password: 'the right password, not guessed' }, undefined, { from: '198.51.100.2' });
+    assert.equal(right.statusCode, 429, right.body);
+  });
+
+  it('checks 10 of 15 attempts sent at once, the right password last among them; the other 5 are throttled', async () => {
+    const email = 'burst-with-right@example.test';
+    await member((await service.organization()).orgId, email, 'the right password, sent last');
+    const form = await signInForm();
+    const passwords = [...Array.from({ length: 14 }, (_, i) => `wrong password number ${i}`), 'the right password, sent last'];
+    const answers = await Promise.all(passwords.map((password) => post('/login', { email, password }, undefined, { form, from: '198.51.100.3' })));
+    const statuses = answers.map((a) => a.statusCode);
+    // Which 10 are checked is the order they arrive in; never more than 10.
+    assert.equal(statuses.filter((s) => s === 401 || s === 303).length, 10, statuses.join(' '));
+    assert.equal(statuses.filter((s) => s === 429).length, 5, statuses.join(' '));
+    assert.ok(statuses.slice(0, 14).every((s) => s !== 303), 'no wrong password signs in');
+  });
+
   it('refuses NUL with 400, before and after sign-in', async () => {
     const signInAnswer = await post('/login', { email: 'a\u0000b@example.test', password: 'whatever it is' });
     assert.equal(signInAnswer.statusCode, 400, signInAnswer.body);
@@ -76,5 +114,25 @@ describe('dashboard sign-in', () => {
     const keyAnswer = await post('/keys', { name: 'a\u0000b', mode: 'live' }, session);
     assert.equal(keyAnswer.statusCode, 400, keyAnswer.body);
     assert.equal((await service.app.inject({ url: '/videos?q=fine', headers })).statusCode, 200);
+  });
+});
+
+describe('the per-account sign-in throttle', () => {
+  it('counts an attempt when it starts: the 11th in 15 minutes is refused while the 10 before are still being checked', () => {
+    const wall = new ManualClock('2026-11-01T00:00:00.000Z');
+    const throttle = new SignInThrottle(wall);
+    for (let i = 0; i < 10; i++) assert.equal(throttle.attempt('Ann@Example.test'), true, `attempt ${i + 1}`);
+    assert.equal(throttle.attempt(' ann@example.test'), false, 'the same account, however typed');
+    assert.equal(throttle.attempt('bob@example.test'), true, 'another account is not concerned');
+    wall.advance(15 * 60_000 + 1);
+    assert.equal(throttle.attempt('ann@example.test'), true, 'a new window');
+  });
+
+  it('starts the count again after a right password', () => {
+    const throttle = new SignInThrottle(new ManualClock('2026-11-01T00:00:00.000Z'));
+    for (let i = 0; i < 10; i++) throttle.attempt('ann@example.test');
+    throttle.succeeded('ann@example.test');
+    for (let i = 0; i < 10; i++) assert.equal(throttle.attempt('ann@example.test'), true);
+    assert.equal(throttle.attempt('ann@example.test'), false);
   });
 });
