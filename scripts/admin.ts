@@ -29,7 +29,7 @@ const USAGE = `usage:
   admin key revoke --key KEY_ID
   admin deposit --org ORG_ID --amount USD [--reference TEXT]
   admin video cancel --video VIDEO_ID
-  admin member invite --org ORG_ID --email EMAIL [--role owner|member]
+  admin member invite --org ORG_ID --email EMAIL [--role owner|member]   (again: a new link, the unused one stops working)
   admin parked list [--event EVENT_ID]
   admin parked retry (--event EVENT_ID | --all)`;
 
@@ -171,7 +171,9 @@ async function main(): Promise<void> {
         // The link points where people reach the dashboard: PUBLIC_URL, else the running service.
         const base = db.config.publicUrl ?? readRunningService(db.config.dataDir)?.api ?? `http://${db.config.host}:${db.config.port}`;
         const url = inviteUrl(base, invited.token);
-        output = await settled({ member_id: invited.memberId, invite_url: url }, invited.position);
+        // An unused invitation of the address (lost, expired) is replaced: its link no longer works.
+        const replaced = invited.replaced.length > 0 ? { replaced_member_id: invited.replaced[0] } : {};
+        output = await settled({ member_id: invited.memberId, invite_url: url, ...replaced }, invited.position);
         const mail = { smtpUrl: db.config.smtpUrl, from: db.config.mailFrom, outbox: path.join(db.config.dataDir, 'mail') };
         await sendInvitation(mail, { memberId: invited.memberId, email: invited.email, orgName, url }).catch((error: unknown) => {
           process.stderr.write(`warning: the invitation stands, but its e-mail could not be sent (${error instanceof Error ? error.message : String(error)}): give the person the link\n`);

@@ -13,7 +13,10 @@ export function hashInviteToken(token: string): string {
   return createHash('sha256').update(token).digest('hex');
 }
 
-/** `by`: the inviting member's id, or 'operator'. `wall`: real time, for the 7-day expiry. */
+/**
+ * `by`: the inviting member's id, or 'operator'. `wall`: real time, for the 7-day expiry. An
+ * address with an unused invitation (pending or expired) is invited again: that one is replaced.
+ */
 export async function inviteMember(store: EventStore, clock: Clock, wall: Clock, input: { orgId: string; email: string; role: MemberRole; by: string }) {
   const memberId = `mem_${newId().replaceAll('-', '').slice(0, 20)}`;
   const token = randomBytes(32).toString('base64url');
@@ -28,8 +31,10 @@ export async function inviteMember(store: EventStore, clock: Clock, wall: Clock,
     by: input.by,
     now: clock.now(),
   });
-  const invited = handled.events[0]!;
-  return { memberId, email: invited.type === 'MemberInvited' ? invited.data.email : input.email, token, position: handled.position };
+  const invited = handled.events.find((e) => e.type === 'MemberInvited');
+  // An unused invitation of the address, replaced by this one (its link no longer works).
+  const replaced = handled.events.flatMap((e) => (e.type === 'MemberRemoved' ? [e.data.memberId] : []));
+  return { memberId, email: invited?.type === 'MemberInvited' ? invited.data.email : input.email, token, replaced, position: handled.position };
 }
 
 export async function joinMember(store: EventStore, clock: Clock, wall: Clock, input: { orgId: string; memberId: string; token: string }) {

@@ -113,13 +113,14 @@ export function dashboardCommands(deps: ApiDeps, options: DashboardOptions, sess
         const invited = await inviteMember(store, clock, options.wall, { orgId, email, role, by: by.memberId });
         await awaitProjection(deps, invited.position);
         const url = inviteUrl(options.baseUrl(), invited.token);
+        const replaced = invited.replaced.length > 0;
         try {
           await sendInvitation(options.mail, { memberId: invited.memberId, email: invited.email, orgName: (await organizationName(pool, orgId)) ?? orgId, url });
         } catch (error) {
           options.onError(error, 'invitation e-mail');
-          return { ok: true, inviteUrl: url, mailed: false };
+          return { ok: true, inviteUrl: url, mailed: false, replaced };
         }
-        return { ok: true, inviteUrl: url, mailed: true };
+        return { ok: true, inviteUrl: url, mailed: true, replaced };
       } catch (error) {
         if (error instanceof DomainError) return { ok: false, error: error.message };
         throw error;

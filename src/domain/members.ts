@@ -1,8 +1,9 @@
 // Members stream (`members-<orgId>`): the people who may sign in to an organization's
 // dashboard, and every change to who they are, with who made it and when. An invitation
 // carries only the hash of its token; it works once, until it expires (wall time: people's
-// deadlines do not speed up with TIME_SCALE). Passwords and sessions are not events: they
-// are secrets kept as hashes in the dashboard's own tables (src/dashboard).
+// deadlines do not speed up with TIME_SCALE) or the address is invited again (a lost or expired
+// invitation is sent anew, and the new one replaces it). Passwords and sessions are not events:
+// they are secrets kept as hashes in the dashboard's own tables (src/dashboard).
 import { DomainError } from './errors.ts';
 
 export type MemberRole = 'owner' | 'member';
@@ -76,11 +77,13 @@ export function decideMembers(command: MemberCommand, state: MembersState): Memb
     case 'Invite': {
       const email = normalizeEmail(command.email);
       if (!isEmail(email)) throw new DomainError('invalid_argument', 'Enter a valid e-mail address.');
-      if ([...state.values()].some((m) => m.email === email && m.status !== 'removed')) {
-        throw new DomainError('already_exists', `${email} is already a member or invited.`);
-      }
+      const current = [...state.entries()].filter(([, m]) => m.email === email && m.status !== 'removed');
+      if (current.some(([, m]) => m.status === 'active')) throw new DomainError('already_exists', `${email} is already a member or invited.`);
       const { orgId, memberId, role, inviteHash, by } = command;
-      return [{ type: 'MemberInvited', data: { orgId, memberId, email, role, inviteHash, expiresAt: command.expiresAt.toISOString(), by, at } }];
+      // An invitation not yet used (lost, or expired) is replaced: it is removed, as an owner
+      // removes it from the members page, so its link stops working; the new one has its own.
+      const replaced: MemberEvent[] = current.map(([id]) => ({ type: 'MemberRemoved', data: { orgId, memberId: id, by, at } }));
+      return [...replaced, { type: 'MemberInvited', data: { orgId, memberId, email, role, inviteHash, expiresAt: command.expiresAt.toISOString(), by, at } }];
     }
     case 'Join': {
       const member = state.get(command.memberId);

@@ -3,10 +3,13 @@
 // (as the service would), so each command answers once the read models show its change.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { systemClock } from '../../src/clock.ts';
 import { createCollectorSet } from '../../src/collect/collectors.ts';
+import { joinMember } from '../../src/commands/member-commands.ts';
 import { hashApiKey } from '../../src/domain/api-key.ts';
 import { trackVideo } from '../../src/commands/track.ts';
 import { migrate } from '../../src/db/migrate.ts';
@@ -30,8 +33,11 @@ let db: TestDatabase;
 let store: PostgresEventStore;
 let runner: ProjectionRunner;
 let runnerError: unknown = null;
+/** The CLI's DATA_DIR: invitation e-mails land in its `mail/` (no SMTP here). */
+let dataDir: string;
 
 before(async () => {
+  dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'vidtrack-admin-'));
   db = await createTestDatabase();
   await migrate(db.pool, allMigrations);
   store = new PostgresEventStore(db.pool);
@@ -42,6 +48,7 @@ after(async () => {
   await runner.stop();
   await store.close();
   await db.drop();
+  fs.rmSync(dataDir, { recursive: true, force: true });
 });
 
 function admin(args: string[], databaseUrl = db.url): Promise<Run> {
@@ -49,7 +56,7 @@ function admin(args: string[], databaseUrl = db.url): Promise<Run> {
     execFile(
       process.execPath,
       ['--import', 'tsx', 'scripts/admin.ts', ...args],
-      { cwd: root, env: { ...process.env, DATABASE_URL: databaseUrl }, timeout: 30_000 },
+      { cwd: root, env: { ...process.env, DATABASE_URL: databaseUrl, DATA_DIR: dataDir }, timeout: 30_000 },
       (error, stdout, stderr) => {
         const code = error ? (typeof error.code === 'number' ? error.code : null) : 0;
         resolve({ code, stdout, stderr });
@@ -235,6 +242,27 @@ describe('admin with bad arguments', { concurrency: 6 }, () => {
     const run = await admin(['--help'], nowhere);
     assert.equal(run.code, 0);
     assert.match(run.stdout, /^usage:/);
+  });
+});
+
+describe('admin member invite', () => {
+  it('invites an address again while its invitation is unused: a new link, the first one stops working; a member is refused', async () => {
+    const orgId = await newOrg('Invites');
+    const first = await ok(['member', 'invite', '--org', orgId, '--email', 'Owner@Invites.test']);
+    assert.deepEqual(Object.keys(first), ['member_id', 'invite_url']);
+    // The e-mail was lost (or the week went by): the operator sends it again.
+    const second = await ok(['member', 'invite', '--org', orgId, '--email', 'owner@invites.test']);
+    assert.deepEqual(Object.keys(second), ['member_id', 'invite_url', 'replaced_member_id']);
+    assert.equal(second.replaced_member_id, first.member_id);
+    assert.notEqual(second.invite_url, first.invite_url);
+    const { rows } = await db.pool.query(`SELECT member_id, status FROM rm.members WHERE org_id = $1 ORDER BY invited_at, member_id`, [orgId]);
+    assert.deepEqual(new Map(rows.map((r) => [r.member_id, r.status])), new Map([[first.member_id, 'removed'], [second.member_id, 'invited']]));
+    assert.ok(fs.existsSync(path.join(dataDir, 'mail', `invite-${second.member_id}.eml`)), 'the new link is e-mailed');
+    const tokenOf = (url: unknown) => String(url).split('/invite/')[1]!;
+    await assert.rejects(joinMember(store, systemClock, systemClock, { orgId, memberId: first.member_id as string, token: tokenOf(first.invite_url) }), /has been used or does not exist/);
+    await joinMember(store, systemClock, systemClock, { orgId, memberId: second.member_id as string, token: tokenOf(second.invite_url) });
+    const run = await refused(['member', 'invite', '--org', orgId, '--email', 'owner@invites.test'], /owner@invites\.test is already a member or invited/);
+    assert.equal(run.code, 1);
   });
 });
 

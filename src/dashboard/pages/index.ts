@@ -323,11 +323,12 @@ export function registerPages(app: FastifyInstance, deps: ApiDeps, auth: PageAut
     const role = formField(request.body, 'role') === 'owner' ? 'owner' : 'member';
     const outcome = await commands.inviteMember(seen.me.orgId, { email, role, by: seen.me });
     if (!outcome.ok) return showMembers(reply, seen, { form: { email, role }, error: outcome.error }, 400);
+    const earlier = outcome.replaced ? ' Their earlier invitation link no longer works.' : '';
     if (!outcome.mailed) {
-      return showMembers(reply, seen, { error: html`The invitation stands, but its e-mail could not be sent: give ${email} this link (it works once, for 7 days): <code class="wrap">${outcome.inviteUrl}</code>` });
+      return showMembers(reply, seen, { error: html`The invitation stands, but its e-mail could not be sent: give ${email} this link (it works once, for 7 days): <code class="wrap">${outcome.inviteUrl}</code>${earlier}` });
     }
     // The link as well: an e-mail accepted for delivery can still be lost or filtered.
-    return showMembers(reply, seen, { done: html`Invitation sent to ${email}. Should it not arrive, give them this link (it works once, for 7 days): <code class="wrap">${outcome.inviteUrl}</code>` });
+    return showMembers(reply, seen, { done: html`Invitation sent to ${email}. Should it not arrive, give them this link (it works once, for 7 days): <code class="wrap">${outcome.inviteUrl}</code>${earlier}` });
   });
 
   app.post<{ Params: { id: string } }>('/members/:id/remove', async (request, reply) => {

@@ -75,7 +75,8 @@ export interface DashboardCommands {
   deleteKey(orgId: string, keyId: string, by: SignedIn): Promise<'deleted' | 'not_found'>;
   listMembers(orgId: string): Promise<MemberListing[]>;
   /** `mailed` false: the invitation stands, but its e-mail could not be sent (the link is shown instead). */
-  inviteMember(orgId: string, input: { email: string; role: 'owner' | 'member'; by: SignedIn }): Promise<{ ok: true; inviteUrl: string; mailed: boolean } | Refusal>;
+  /** `replaced`: the address had an unused invitation (lost, expired), whose link no longer works. */
+  inviteMember(orgId: string, input: { email: string; role: 'owner' | 'member'; by: SignedIn }): Promise<{ ok: true; inviteUrl: string; mailed: boolean; replaced: boolean } | Refusal>;
   removeMember(orgId: string, memberId: string, by: SignedIn): Promise<{ ok: true } | Refusal>;
   /** Both modes' endpoints, oldest first. */
   listWebhooks(orgId: string): Promise<WebhookListing[]>;

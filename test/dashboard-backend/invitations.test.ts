@@ -1,0 +1,119 @@
+// Invitations over HTTP: an owner invites an address again while its invitation is unused (the
+// e-mail was lost, the week went by), and the new link replaces the old one, which stops
+// working; an address that is a member is refused, as before.
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { systemClock } from '../../src/clock.ts';
+import { inviteMember, joinMember } from '../../src/commands/member-commands.ts';
+import { hashPassword } from '../../src/dashboard/passwords.ts';
+import { savePassword } from '../../src/dashboard/reads.ts';
+import { SESSION_COOKIE, Sessions } from '../../src/dashboard/sessions.ts';
+import { startTestService, type TestService } from '../support/service.ts';
+
+let service: TestService;
+/** The service's DATA_DIR: invitation e-mails land in its `mail/` (no SMTP here). */
+let dataDir: string;
+before(async () => {
+  dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'vidtrack-invitations-'));
+  service = await startTestService({ env: { DATA_DIR: dataDir } });
+});
+after(async () => {
+  try {
+    await service?.close();
+  } finally {
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+/** A member who joined and set `password`. */
+async function member(orgId: string, email: string, password: string, role: 'owner' | 'member' = 'owner'): Promise<string> {
+  const invited = await inviteMember(service.store, service.clock, systemClock, { orgId, email, role, by: 'operator' });
+  await joinMember(service.store, service.clock, systemClock, { orgId, memberId: invited.memberId, token: invited.token });
+  await savePassword(service.db.pool, invited.memberId, await hashPassword(password));
+  await service.settle();
+  return invited.memberId;
+}
+
+/** A browser: its cookies (the session's, the CSRF secret's), kept from answer to answer. */
+class Browser {
+  private readonly cookies = new Map<string, string>();
+
+  constructor(session?: string) {
+    if (session) this.cookies.set(SESSION_COOKIE, session);
+  }
+
+  private keep<T extends { cookies: Array<{ name: string; value: string }> }>(answer: T): T {
+    for (const c of answer.cookies) this.cookies.set(c.name, c.value);
+    return answer;
+  }
+
+  private header() {
+    return [...this.cookies].map(([name, value]) => `${name}=${value}`).join('; ');
+  }
+
+  async get(url: string) {
+    return this.keep(await service.app.inject({ url, headers: { cookie: this.header() } }));
+  }
+
+  /** Posts the form of the page at `formUrl`, with its CSRF token. */
+  async post(formUrl: string, url: string, fields: Record<string, string>) {
+    const form = await this.get(formUrl);
+    const token = /name="_csrf" value="([^"]+)"/.exec(form.body)?.[1];
+    assert.ok(token, `${formUrl} carries a CSRF token (${form.statusCode})`);
+    return this.keep(
+      await service.app.inject({
+        method: 'POST',
+        url,
+        headers: { cookie: this.header(), 'content-type': 'application/x-www-form-urlencoded' },
+        payload: new URLSearchParams({ ...fields, _csrf: token }).toString(),
+      }),
+    );
+  }
+}
+
+async function ownerBrowser(orgId: string, email: string): Promise<Browser> {
+  const ownerId = await member(orgId, email, 'the owner password, long enough');
+  return new Browser(await new Sessions(service.db.pool, systemClock).start(ownerId));
+}
+
+const linkIn = (body: string) => {
+  const url = /<code class="wrap">([^<]+)<\/code>/.exec(body)?.[1];
+  assert.ok(url, 'the page shows the invitation link');
+  return new URL(url).pathname;
+};
+
+describe('inviting an address again', () => {
+  it('from the members page, replaces its unused invitation: the old link stops working, the new one works; a member is refused', async () => {
+    const { orgId } = await service.organization();
+    const owner = await ownerBrowser(orgId, 'owner@reinvite.test');
+    const first = await owner.post('/members', '/members', { email: 'new@reinvite.test', role: 'member' });
+    assert.equal(first.statusCode, 200, first.body);
+    assert.match(first.body, /Invitation sent to new@reinvite\.test/);
+    assert.doesNotMatch(first.body, /earlier invitation/);
+    const firstLink = linkIn(first.body);
+
+    const again = await owner.post('/members', '/members', { email: 'New@Reinvite.test', role: 'owner' });
+    assert.equal(again.statusCode, 200, again.body);
+    assert.match(again.body, /Their earlier invitation link no longer works/);
+    const secondLink = linkIn(again.body);
+    assert.notEqual(secondLink, firstLink);
+    // One row for the address in the list: the new invitation.
+    assert.equal(again.body.match(/new@reinvite\.test<\/td>/g)?.length, 1);
+
+    const person = new Browser();
+    assert.equal((await person.get(firstLink)).statusCode, 410);
+    const refused = await person.post(secondLink, firstLink, { password: 'a password for the new one', confirm: 'a password for the new one' });
+    assert.equal(refused.statusCode, 410, 'the old link sets no password');
+    const joined = await person.post(secondLink, secondLink, { password: 'a password for the new one', confirm: 'a password for the new one' });
+    assert.equal(joined.statusCode, 303, joined.body);
+    const { rows } = await service.db.pool.query(`SELECT role, status FROM rm.members WHERE org_id = $1 AND email = 'new@reinvite.test' ORDER BY status = 'active'`, [orgId]);
+    assert.deepEqual(rows, [{ role: 'member', status: 'removed' }, { role: 'owner', status: 'active' }]);
+
+    const member = await owner.post('/members', '/members', { email: 'new@reinvite.test', role: 'member' });
+    assert.equal(member.statusCode, 400);
+    assert.match(member.body, /new@reinvite\.test is already a member or invited\./);
+  });
+});
