@@ -48,6 +48,36 @@ async function signedInMember(candidates: readonly Credentials[], password: stri
   return null;
 }
 
+/**
+ * Whether `password` already signs this address in to another organization (`others`: the
+ * address's active memberships, the invited one not among them). Sign-in takes the first
+ * membership whose password matches, so such a password would leave the new one unreachable.
+ * An address with no other password costs one scrypt all the same.
+ */
+async function opensAnother(others: readonly Credentials[], password: string): Promise<boolean> {
+  const hashes = others.flatMap((c) => (c.passwordHash === null ? [] : [c.passwordHash]));
+  if (hashes.length === 0) {
+    await verifyPassword(password, DUMMY_HASH);
+    return false;
+  }
+  for (const hash of hashes) if (await verifyPassword(password, hash)) return true;
+  return false;
+}
+
+/** Runs `work` for `key` after any other run for it in this process has ended. */
+function oneAtATime() {
+  const tails = new Map<string, Promise<unknown>>();
+  return async <T>(key: string, work: () => Promise<T>): Promise<T> => {
+    const mine = (tails.get(key) ?? Promise.resolve()).catch(() => undefined).then(work);
+    tails.set(key, mine);
+    try {
+      return await mine;
+    } finally {
+      if (tails.get(key) === mine) tails.delete(key);
+    }
+  };
+}
+
 export async function dashboardPlugin(app: FastifyInstance, deps: ApiDeps, options: DashboardOptions): Promise<void> {
   // Pages are not part of the REST API's OpenAPI document.
   app.addHook('onRoute', (route) => {
@@ -55,6 +85,9 @@ export async function dashboardPlugin(app: FastifyInstance, deps: ApiDeps, optio
   });
   const sessions = new Sessions(deps.pool, options.wall);
   const throttle = new SignInThrottle(options.wall);
+  // Passwords are set one at a time per address: two invitations accepted at once cannot both
+  // take the same password (each sees the other's once it is in).
+  const settingPassword = oneAtATime();
   await app.register(formbody, { bodyLimit: 256 * 1024 });
   await app.register(cookie);
   await app.register(csrf, { sessionPlugin: '@fastify/cookie', cookieOpts: { httpOnly: true, sameSite: 'lax', path: '/', secure: 'auto', signed: false } });
@@ -127,19 +160,37 @@ export async function dashboardPlugin(app: FastifyInstance, deps: ApiDeps, optio
   app.post<{ Params: { token: string } }>('/invite/:token', async (request, reply) => {
     const { token } = request.params;
     const invitation = await invitationByToken(deps.pool, token);
-    if (!invitation || invitation.status !== 'invited') return html(reply).code(410).send(invalidInvitePage());
-    const password = formField(request.body, 'password');
-    const problem = passwordProblem(password, formField(request.body, 'confirm'));
-    if (problem) return html(reply).code(400).send(invitePage({ csrf: new Html(csrfField(reply)), token, email: invitation.email, error: problem }));
-    try {
-      // The invitation's one use is decided in the log first; the password follows it.
-      const joined = await joinMember(deps.store, deps.clock, options.wall, { orgId: invitation.orgId, memberId: invitation.memberId, token });
-      await savePassword(deps.pool, invitation.memberId, await hashPassword(password));
-      await awaitProjection(deps, joined.position);
-    } catch (error) {
-      if (error instanceof DomainError) return html(reply).code(410).send(invalidInvitePage());
-      throw error;
+    // Expired is refused here too: a link that can no longer be used checks no password.
+    if (!invitation || invitation.status !== 'invited' || invitation.expiresAt.getTime() <= options.wall.now().getTime()) {
+      return html(reply).code(410).send(invalidInvitePage());
     }
+    const password = formField(request.body, 'password');
+    const again = (error: string, status: number) => html(reply).code(status).send(invitePage({ csrf: new Html(csrfField(reply)), token, email: invitation.email, error }));
+    const problem = passwordProblem(password, formField(request.body, 'confirm'));
+    if (problem) return again(problem, 400);
+    const outcome = await settingPassword(invitation.email, async () => {
+      // An address and a password name one membership (sign-in). Comparing with the address's
+      // other passwords is an attempt at them: counted by the sign-in throttle, so a link in
+      // hand is no way around it.
+      if (!throttle.attempt(invitation.email)) return 'throttled' as const;
+      const others = (await credentialsByEmail(deps.pool, invitation.email)).filter((c) => c.memberId !== invitation.memberId);
+      if (await opensAnother(others, password)) return 'in use' as const;
+      try {
+        // The invitation's one use is decided in the log first; the password follows it.
+        const joined = await joinMember(deps.store, deps.clock, options.wall, { orgId: invitation.orgId, memberId: invitation.memberId, token });
+        await savePassword(deps.pool, invitation.memberId, await hashPassword(password));
+        await awaitProjection(deps, joined.position);
+        return 'joined' as const;
+      } catch (error) {
+        if (error instanceof DomainError) return 'invalid' as const;
+        throw error;
+      }
+    });
+    if (outcome === 'throttled') return again('Too many password attempts for this account: wait a few minutes.', 429);
+    if (outcome === 'in use') {
+      return again('This password already signs you in to another organization: choose a different one, so that each password opens its own organization.', 400);
+    }
+    if (outcome === 'invalid') return html(reply).code(410).send(invalidInvitePage());
     await sessions.end(request.cookies[SESSION_COOKIE]);
     setSession(request, reply, await sessions.start(invitation.memberId));
     return reply.redirect('/', 303);

@@ -1,6 +1,9 @@
 // Invitations over HTTP: an owner invites an address again while its invitation is unused (the
 // e-mail was lost, the week went by), and the new link replaces the old one, which stops
-// working; an address that is a member is refused, as before.
+// working; an address that is a member is refused, as before. Accepting an invitation refuses a
+// password that already signs the address in to another organization (sign-in takes the first
+// membership whose password matches: the new one would be out of reach), also when two
+// invitations are accepted at once; that comparison is counted by the sign-in throttle.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -41,8 +44,17 @@ async function member(orgId: string, email: string, password: string, role: 'own
 class Browser {
   private readonly cookies = new Map<string, string>();
 
-  constructor(session?: string) {
-    if (session) this.cookies.set(SESSION_COOKIE, session);
+  /** `from`: the client's address (sign-in is limited to 20 a minute per address). */
+  constructor(options: { session?: string; from?: string } = {}) {
+    if (options.session) this.cookies.set(SESSION_COOKIE, options.session);
+    this.from = options.from;
+  }
+
+  private readonly from: string | undefined;
+
+  /** The session cookie, if one is set. */
+  get session(): string | undefined {
+    return this.cookies.get(SESSION_COOKIE);
   }
 
   private keep<T extends { cookies: Array<{ name: string; value: string }> }>(answer: T): T {
@@ -67,6 +79,7 @@ class Browser {
       await service.app.inject({
         method: 'POST',
         url,
+        remoteAddress: this.from,
         headers: { cookie: this.header(), 'content-type': 'application/x-www-form-urlencoded' },
         payload: new URLSearchParams({ ...fields, _csrf: token }).toString(),
       }),
@@ -76,7 +89,7 @@ class Browser {
 
 async function ownerBrowser(orgId: string, email: string): Promise<Browser> {
   const ownerId = await member(orgId, email, 'the owner password, long enough');
-  return new Browser(await new Sessions(service.db.pool, systemClock).start(ownerId));
+  return new Browser({ session: await new Sessions(service.db.pool, systemClock).start(ownerId) });
 }
 
 const linkIn = (body: string) => {
@@ -115,5 +128,57 @@ describe('inviting an address again', () => {
     const member = await owner.post('/members', '/members', { email: 'new@reinvite.test', role: 'member' });
     assert.equal(member.statusCode, 400);
     assert.match(member.body, /new@reinvite\.test is already a member or invited\./);
+  });
+});
+
+describe('a password for a new membership', () => {
+  const sessions = () => new Sessions(service.db.pool, systemClock);
+  /** The member a sign-in with this address and password opens, or null. */
+  async function signsInTo(email: string, password: string, from: string): Promise<string | null> {
+    const browser = new Browser({ from });
+    const answer = await browser.post('/login', '/login', { email, password });
+    if (answer.statusCode !== 303) return null;
+    return (await sessions().lookup(browser.session))?.memberId ?? null;
+  }
+  const invitation = async (orgId: string, email: string) => {
+    const invited = await inviteMember(service.store, service.clock, systemClock, { orgId, email, role: 'member', by: 'operator' });
+    await service.settle();
+    return { memberId: invited.memberId, link: `/invite/${invited.token}` };
+  };
+  const accept = (link: string, password: string) => new Browser().post(link, link, { password, confirm: password });
+
+  it('is refused when it already signs the address in to another organization; another one opens the new organization', async () => {
+    const email = 'two-orgs@example.test';
+    const first = await member((await service.organization()).orgId, email, 'the password of the first org');
+    const second = await invitation((await service.organization()).orgId, email);
+    const reused = await accept(second.link, 'the password of the first org');
+    assert.equal(reused.statusCode, 400, reused.body);
+    assert.match(reused.body, /This password already signs you in to another organization: choose a different one/);
+    assert.match(reused.body, /name="password"/, 'the form again, to choose another');
+    assert.equal((await new Browser().get(second.link)).statusCode, 200, 'the invitation is still unused');
+    const joined = await accept(second.link, 'the password of the second org');
+    assert.equal(joined.statusCode, 303, joined.body);
+    assert.equal(await signsInTo(email, 'the password of the first org', '203.0.113.1'), first);
+    assert.equal(await signsInTo(email, 'the password of the second org', '203.0.113.1'), second.memberId);
+  });
+
+  it('is refused for the second of two invitations accepted at once with the same password', async () => {
+    const email = 'at-once@example.test';
+    const [one, two] = [await invitation((await service.organization()).orgId, email), await invitation((await service.organization()).orgId, email)];
+    const answers = await Promise.all([accept(one.link, 'one password for both'), accept(two.link, 'one password for both')]);
+    assert.deepEqual(answers.map((a) => a.statusCode).sort(), [303, 400], answers.map((a) => a.body).join('\n'));
+    const joined = answers[0]!.statusCode === 303 ? one : two;
+    assert.equal(await signsInTo(email, 'one password for both', '203.0.113.2'), joined.memberId);
+  });
+
+  it('is compared with the other passwords only while the account may be tried: after 10 failed sign-ins, the throttle answers', async () => {
+    const email = 'guessed@example.test';
+    await member((await service.organization()).orgId, email, 'the password being guessed');
+    for (let i = 0; i < 10; i++) assert.equal(await signsInTo(email, `guess number ${i}`, '203.0.113.3'), null);
+    const second = await invitation((await service.organization()).orgId, email);
+    const throttled = await accept(second.link, 'the password being guessed');
+    assert.equal(throttled.statusCode, 429, throttled.body);
+    assert.match(throttled.body, /Too many password attempts for this account/);
+    assert.equal((await new Browser().get(second.link)).statusCode, 200, 'the invitation is still unused');
   });
 });
