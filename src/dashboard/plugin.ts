@@ -6,7 +6,7 @@ import csrf from '@fastify/csrf-protection';
 import formbody from '@fastify/formbody';
 import helmet from '@fastify/helmet';
 import rateLimit from '@fastify/rate-limit';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { awaitProjection, type ApiDeps } from '../api/context.ts';
 import { refuseUnstorableText } from '../api/storable-input.ts';
 import { joinMember } from '../commands/member-commands.ts';
@@ -14,7 +14,7 @@ import { DomainError } from '../domain/errors.ts';
 import { dashboardCommands, type DashboardOptions } from './commands.ts';
 import { formField } from './form.ts';
 import { Html } from './pages/html.ts';
-import { invalidInvitePage, invitePage, loginPage, registerPages, type SignedIn } from './pages/index.ts';
+import { expiredFormPage, invalidInvitePage, invitePage, loginPage, registerPages, tooManyRequestsPage, type SignedIn } from './pages/index.ts';
 import { DUMMY_HASH, hashPassword, passwordProblem, verifyPassword } from './passwords.ts';
 import { credentialsByEmail, invitationByToken, savePassword, type Credentials } from './reads.ts';
 import { SESSION_COOKIE, Sessions } from './sessions.ts';
@@ -83,6 +83,21 @@ export async function dashboardPlugin(app: FastifyInstance, deps: ApiDeps, optio
   app.addHook('onRoute', (route) => {
     route.schema = { ...route.schema, hide: true };
   });
+  const html = (reply: FastifyReply) => reply.header('cache-control', 'no-store').type('text/html; charset=utf-8');
+  // The refusals people meet here are pages, not the API's JSON (whose handler, api/errors.ts,
+  // gets every other error of this scope, unchanged): the per-address sign-in limit is a 429
+  // beside the Retry-After @fastify/rate-limit has set, a CSRF refusal a 403 asking to reload.
+  app.setErrorHandler((error: FastifyError, _request, reply) => {
+    if (error.statusCode === 429) {
+      const retryAfter = Number(reply.getHeader('retry-after'));
+      const known = Number.isInteger(retryAfter) && retryAfter > 0;
+      // The sign-in limit's window, should the plugin not have said.
+      if (!known) reply.header('retry-after', 60);
+      return html(reply).code(429).send(tooManyRequestsPage(known ? retryAfter : null));
+    }
+    if (error.code === 'FST_CSRF_INVALID_TOKEN' || error.code === 'FST_CSRF_MISSING_SECRET') return html(reply).code(403).send(expiredFormPage());
+    throw error;
+  });
   const sessions = new Sessions(deps.pool, options.wall);
   const throttle = new SignInThrottle(options.wall);
   // Passwords are set one at a time per address: two invitations accepted at once cannot both
@@ -127,7 +142,6 @@ export async function dashboardPlugin(app: FastifyInstance, deps: ApiDeps, optio
   const csrfField = (reply: FastifyReply) => `<input type="hidden" name="_csrf" value="${reply.generateCsrf()}">`;
   const setSession = (request: FastifyRequest, reply: FastifyReply, id: string) =>
     reply.setCookie(SESSION_COOKIE, id, { httpOnly: true, sameSite: 'lax', path: '/', secure: secureFor(request) });
-  const html = (reply: FastifyReply) => reply.header('cache-control', 'no-store').type('text/html; charset=utf-8');
 
   app.post('/login', { config: { rateLimit: { max: 20, timeWindow: 60_000, keyGenerator: (r: FastifyRequest) => `sign-in:${r.ip}` } } }, async (request, reply) => {
     const email = formField(request.body, 'email').trim();

@@ -40,3 +40,22 @@ export function invalidInvitePage(): string {
 <p><a href="/login">Sign in</a></p>`,
   );
 }
+
+/** The dashboard's per-address limit (sign-in) was reached: a 429 page, beside its Retry-After. */
+export function tooManyRequestsPage(retryAfterSeconds: number | null): string {
+  const wait = retryAfterSeconds === null ? 'a minute' : retryAfterSeconds <= 1 ? 'a second' : `${retryAfterSeconds} seconds`;
+  return publicPage(
+    'Too many attempts',
+    html`${notice('error', `Too many attempts from your network: wait ${wait} and try again.`)}
+<p><a href="/login">Sign in</a></p>`,
+  );
+}
+
+/** A form came back without the token of a page we served (open too long, from another site or tab): a 403 page. */
+export function expiredFormPage(): string {
+  return publicPage(
+    'This form has expired',
+    html`${notice('error', 'This form has expired or did not come from this dashboard. Reload the page and try again.')}
+<p><a href="/">Back to the dashboard</a></p>`,
+  );
+}

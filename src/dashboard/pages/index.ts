@@ -28,7 +28,7 @@ import { webhookPage, webhooksPage, type WebhookEditForm, type WebhookForm, type
 import { MAX_DESCRIPTION_LENGTH, MAX_URL_LENGTH } from '../../domain/webhooks.ts';
 
 export type { DashboardCommands, KeyListing, MemberListing, PageAuth, SignedIn } from './model.ts';
-export { invalidInvitePage, invitePage, loginPage } from './auth-pages.ts';
+export { expiredFormPage, invalidInvitePage, invitePage, loginPage, tooManyRequestsPage } from './auth-pages.ts';
 
 
 export function registerPages(app: FastifyInstance, deps: ApiDeps, auth: PageAuth, commands: DashboardCommands): void {
