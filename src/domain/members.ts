@@ -78,7 +78,7 @@ export function decideMembers(command: MemberCommand, state: MembersState): Memb
       const email = normalizeEmail(command.email);
       if (!isEmail(email)) throw new DomainError('invalid_argument', 'Enter a valid e-mail address.');
       const current = [...state.entries()].filter(([, m]) => m.email === email && m.status !== 'removed');
-      if (current.some(([, m]) => m.status === 'active')) throw new DomainError('already_exists', `${email} is already a member or invited.`);
+      if (current.some(([, m]) => m.status === 'active')) throw new DomainError('already_exists', `${email} is already a member.`);
       const { orgId, memberId, role, inviteHash, by } = command;
       // An invitation not yet used (lost, or expired) is replaced: it is removed, as an owner
       // removes it from the members page, so its link stops working; the new one has its own.
