@@ -6,7 +6,7 @@ import { deposit, issueKey, openOrganization } from '../../src/commands/account-
 import { jobIdOf, newId, snapshotIdOf } from '../../src/commands/ids.ts';
 import { decideVideo } from '../../src/domain/video-decide.ts';
 import { initialVideoState, streamIdOfVideo } from '../../src/domain/video.ts';
-import type { EventStore, Position, StreamAppend } from '../../src/eventstore/port.ts';
+import { appendError, type EventStore, type Position, type StreamAppend } from '../../src/eventstore/port.ts';
 
 export interface SeededOrg {
   orgId: string;
@@ -80,7 +80,7 @@ export async function seedVideos(
     }
     const results = await store.appendMany(appends);
     for (const r of results) {
-      if (!r.ok) throw r.conflict;
+      if (!r.ok) throw appendError(r);
       position = r.result.position;
     }
     options.onProgress?.(videoIds.length);

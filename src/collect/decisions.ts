@@ -60,6 +60,9 @@ export async function applyDecisions(store: EventStore, decisions: readonly Deci
   if (appends.length === 0) return { counts, perPlatform, position };
 
   const results = await appendManyIsolating(store, appends);
+  // A stream whose append failed (an outage) while others were written: the round fails as it
+  // did when the whole call failed, and the sweep reads what landed from the log.
+  for (const result of results) if ('failed' in result) throw result.failed;
   const retries: Decision[] = [];
   results.forEach((result, i) => {
     if (result.ok) note(pending[i]!.video.platform, appends[i]!.events, result.result.position);

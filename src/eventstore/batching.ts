@@ -11,7 +11,11 @@
 // have alone. A stream appears at most once per batch (a second append to it waits for the
 // next batch, where it sees the first). When the store refuses a batch for one append's data,
 // the batch is split down to that append (appendManyIsolating), so only the one at fault
-// fails; any other failure (an outage) fails the batch's appends, as it would have each alone.
+// fails. An outage before anything was written (appendMany rejects) fails the batch's appends,
+// as it would have each alone; a failure of one stream's append while others were written
+// (EventStoreDB writes the streams of a batch one by one: the port reports it `failed`) fails
+// that append only, and the appends written resolve as written: told otherwise, their callers
+// would retry, and act twice or meet a conflict.
 //
 // Reads. Every command reads its stream first: reads that arrive while a read is under way
 // go together in the next one (the adapter's readStreams), one round trip for all. A read
@@ -20,7 +24,7 @@
 // Alone, an append or a read goes at once, so nothing waits when there is no queue.
 import type { Observable } from 'rxjs';
 import { appendManyIsolating, isRefused } from './isolate.ts';
-import type { AppendResult, BatchAppendResult, EventData, EventStore, ExpectedRevision, Position, RecordedEvent, StreamAppend, SubscribeOptions } from './port.ts';
+import { appendError, type AppendResult, type BatchAppendResult, type EventData, type EventStore, type ExpectedRevision, type Position, type RecordedEvent, type StreamAppend, type SubscribeOptions } from './port.ts';
 
 interface Waiting<Input, Output> {
   input: Input;
@@ -159,7 +163,7 @@ export class BatchingEventStore implements EventStore {
     const outcomes = await appendManyIsolating(this.inner, batch.map((item) => item.input));
     outcomes.forEach((outcome, i) => {
       if (outcome.ok) batch[i]!.resolve(outcome.result);
-      else batch[i]!.reject(isRefused(outcome) ? outcome.refused : outcome.conflict);
+      else batch[i]!.reject(isRefused(outcome) ? outcome.refused : appendError(outcome));
     });
   }
 }

@@ -25,8 +25,10 @@
 //   'no_stream').
 //
 // EventStoreDB has no transaction across streams; the port only asks appendMany to be
-// atomic per stream, which one append per stream is. Read models, leases and everything
-// else stay in PostgreSQL.
+// atomic per stream, which one append per stream is, and to tell each stream's caller its
+// own outcome: a stream whose append failed is reported `failed`, the streams written are
+// reported written (the call rejects only when none was). Read models, leases and
+// everything else stay in PostgreSQL.
 import {
   BACKWARDS,
   END,
@@ -110,17 +112,22 @@ export class EventStoreDbStore implements EventStore {
   async appendMany(appends: readonly StreamAppend[]): Promise<BatchAppendResult[]> {
     this.assertOpen();
     validateAppends(appends);
-    // One append per stream, several at once; a conflict is that stream's answer, any other
-    // failure fails the call once every append has settled (streams written meanwhile stay
-    // written: each is atomic on its own).
+    // One append per stream, several at once, each atomic on its own and each with its own
+    // answer: written, a conflict, or failed (an outage, after appendOne's retries). A stream
+    // written stays written whatever befalls the others, so its caller must be told so (a
+    // caller told "failed" would retry, and act twice): one failure fails only its own stream.
+    // The call as a whole rejects, with the first failure, only when no stream was written.
     const settled = await mapConcurrently(appends, this.concurrency, async (append): Promise<BatchAppendResult> => {
       try {
         return { streamId: append.streamId, ok: true, result: await this.appendOne(append) };
       } catch (error) {
         if (error instanceof WrongExpectedRevision) return { streamId: append.streamId, ok: false, conflict: error };
-        throw error;
+        return { streamId: append.streamId, ok: false, failed: error };
       }
     });
+    if (!settled.some((outcome) => outcome.ok)) {
+      for (const outcome of settled) if ('failed' in outcome) throw outcome.failed;
+    }
     return settled;
   }
 

@@ -49,7 +49,18 @@ export interface StreamAppend {
 
 export type BatchAppendResult =
   | { readonly streamId: string; readonly ok: true; readonly result: AppendResult }
-  | { readonly streamId: string; readonly ok: false; readonly conflict: WrongExpectedRevision };
+  | { readonly streamId: string; readonly ok: false; readonly conflict: WrongExpectedRevision }
+  /**
+   * The stream's append failed otherwise (an outage, after the adapter's own retries) in a
+   * call that wrote other streams: `failed` is the error its append alone would have thrown,
+   * and, as after a failed append, whether it landed is not known for sure.
+   */
+  | { readonly streamId: string; readonly ok: false; readonly failed: unknown };
+
+/** The error a stream's append alone would have thrown, for an outcome that is not ok. */
+export function appendError(outcome: Extract<BatchAppendResult, { ok: false }>): unknown {
+  return 'conflict' in outcome ? outcome.conflict : outcome.failed;
+}
 
 export interface SubscribeOptions {
   /** Most events read per page; a page is emitted as one array. */
@@ -74,7 +85,11 @@ export interface EventStore {
   /**
    * Appends to many streams in one round trip. Atomic per stream: each stream's
    * events land together or not at all; a conflict on one stream does not stop
-   * the others.
+   * the others. One outcome per append, in input order. The call rejects only when
+   * no stream was written (an outage, data the store refuses): once any stream is
+   * written, its caller must hear so, and a stream whose append failed otherwise than
+   * by a conflict is reported `failed` with its own error. (An adapter that writes the
+   * batch all or nothing, PostgreSQL, never reports `failed`.)
    */
   appendMany(appends: readonly StreamAppend[]): Promise<BatchAppendResult[]>;
   /** All events of a stream in revision order; [] when the stream does not exist. */

@@ -27,6 +27,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { Observable, type Subscriber } from 'rxjs';
 import {
+  appendError,
   WrongExpectedRevision,
   type AppendResult,
   type BatchAppendResult,
@@ -99,7 +100,7 @@ export class PostgresEventStore implements EventStore {
 
   async append(streamId: string, events: readonly EventData[], expectedRevision: ExpectedRevision): Promise<AppendResult> {
     const [outcome] = await this.appendMany([{ streamId, events, expectedRevision }]);
-    if (!outcome!.ok) throw outcome!.conflict;
+    if (!outcome!.ok) throw appendError(outcome!);
     return outcome!.result;
   }
 

@@ -200,3 +200,49 @@ test('batching: an outage fails the batch\'s appends with its error, without a s
     await db.drop();
   }
 });
+
+/** What a store answers for a stream it wrote. */
+const written = (streamId: string, n: number) => ({ streamId, ok: true as const, result: { nextExpectedRevision: 0n, position: { commit: BigInt(n), prepare: BigInt(n) } } });
+
+test('batching: an append that failed while the others of its batch were written (EventStoreDB) rejects alone; the others resolve as written', async () => {
+  const down = Object.assign(new Error('server unavailable'), { type: 'unavailable' });
+  const batches: string[][] = [];
+  const inner = {
+    appendMany: async (appends: readonly StreamAppend[]) => {
+      batches.push(appends.map((a) => a.streamId));
+      return appends.map((a, i) => (a.streamId === 'x' ? { streamId: a.streamId, ok: false as const, failed: down } : written(a.streamId, batches.length * 10 + i)));
+    },
+    close: async () => {},
+  } as unknown as EventStore;
+  const store = new BatchingEventStore(inner);
+  const outcomes = await Promise.allSettled(['first', 'b', 'x', 'c'].map((s) => store.append(s, [event(0)], 'no_stream')));
+  assert.deepEqual(batches, [['first'], ['b', 'x', 'c']]);
+  assert.deepEqual(outcomes.map((o) => o.status), ['fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
+  assert.equal((outcomes[2] as PromiseRejectedResult).reason, down);
+  assert.deepEqual(outcomes.map((o) => (o.status === 'fulfilled' ? o.value.position.prepare : null)), [10n, 20n, null, 22n]);
+  await store.close();
+});
+
+test('appendManyIsolating: an outage in a later half fails that half only once the first half is written; with nothing written it fails the call', async () => {
+  const down = new Error('connect ECONNREFUSED');
+  const landed: string[] = [];
+  // Refuses any batch of more than two as a whole (no stream named); down for any batch holding 'down'.
+  const store = {
+    appendMany: async (appends: readonly StreamAppend[]) => {
+      if (appends.length > 2) throw new UnstorableData(null, 'refused as a whole');
+      if (appends.some((a) => a.streamId === 'down')) throw down;
+      landed.push(...appends.map((a) => a.streamId));
+      return appends.map((a, i) => written(a.streamId, landed.length + i));
+    },
+  };
+  const appends = (ids: string[]): StreamAppend[] => ids.map((streamId) => ({ streamId, events: [event(0)], expectedRevision: 'no_stream' }));
+
+  const results = await appendManyIsolating(store, appends(['a', 'b', 'down', 'c']));
+  assert.deepEqual(landed, ['a', 'b']);
+  assert.deepEqual(results.map((r) => [r.streamId, r.ok]), [['a', true], ['b', true], ['down', false], ['c', false]]);
+  for (const r of results.slice(2)) assert.ok('failed' in r && r.failed === down, r.streamId);
+
+  landed.length = 0;
+  await assert.rejects(appendManyIsolating(store, appends(['down', 'c', 'a', 'b'])), (error) => error === down);
+  assert.deepEqual(landed, [], 'nothing written before the outage');
+});

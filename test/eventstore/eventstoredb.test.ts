@@ -23,7 +23,8 @@ import {
   toRecordedEvent,
   toWrongExpectedRevision,
 } from '../../src/eventstore/eventstoredb.ts';
-import { formatPosition, parsePosition, WrongExpectedRevision, type Position, type RecordedEvent } from '../../src/eventstore/port.ts';
+import { BatchingEventStore } from '../../src/eventstore/batching.ts';
+import { appendError, formatPosition, parsePosition, WrongExpectedRevision, type AppendResult, type EventStore, type Position, type RecordedEvent, type StreamAppend } from '../../src/eventstore/port.ts';
 import { isUnstorableData } from '../../src/eventstore/unstorable.ts';
 import { eventStoreContract } from './contract.ts';
 
@@ -380,7 +381,7 @@ test('eventstoredb (stand-in client): appendMany reports conflicts per stream in
   ]);
   assert.deepEqual(results.map((r) => [r.streamId, r.ok]), [['a', true], ['b', false], ['c', true], ['d', false]]);
   const [, b, c, d] = results;
-  assert.ok(!b!.ok && !d!.ok && c!.ok);
+  assert.ok(!b!.ok && 'conflict' in b && !d!.ok && 'conflict' in d && c!.ok);
   assert.equal(b.conflict.actual, 0n);
   assert.equal(d.conflict.actual, 'no_stream');
   assert.equal(c.result.nextExpectedRevision, 1n);
@@ -398,6 +399,72 @@ test('eventstoredb (stand-in client): appendMany reports conflicts per stream in
   await assert.rejects(store.append('y', [], 'any'), /no events/);
   assert.equal(fake.appendCalls.length, before);
   assert.deepEqual(await store.appendMany([]), []);
+  await store.close();
+});
+
+test('eventstoredb (stand-in client): appendMany with one stream failing reports the streams written as written and that one failed; with none written it rejects', async () => {
+  const fake = new FakeClient();
+  const store = fakeStore(fake);
+  // Unavailable on every attempt: the append's own retries do not get past it.
+  const unavailable = Object.assign(new Error('server unavailable'), { type: 'unavailable' });
+  fake.failAppends.set('x', [unavailable, unavailable, unavailable]);
+  const e = [{ type: 'E', data: 1 }];
+  const results = await store.appendMany([
+    { streamId: 'a', expectedRevision: 'no_stream', events: e },
+    { streamId: 'x', expectedRevision: 'no_stream', events: e },
+    { streamId: 'b', expectedRevision: 'no_stream', events: e },
+    { streamId: 'c', expectedRevision: 3n, events: e },
+  ]);
+  assert.deepEqual(results.map((r) => [r.streamId, r.ok, !r.ok && 'failed' in r]), [['a', true, false], ['x', false, true], ['b', true, false], ['c', false, false]]);
+  const [a, x, b, c] = results;
+  assert.ok(a!.ok && b!.ok && !x!.ok && 'failed' in x && !c!.ok && 'conflict' in c);
+  assert.equal(x.failed, unavailable);
+  assert.equal(appendError(x), unavailable);
+  assert.ok(appendError(c) instanceof WrongExpectedRevision);
+  assert.deepEqual(a.result.position, (await store.readStream('a'))[0]!.position);
+  assert.deepEqual(b.result.position, (await store.readStream('b'))[0]!.position);
+  assert.deepEqual(await store.readStream('x'), []);
+
+  // Nothing written (a conflict and an outage): the call fails as a whole, with the failure.
+  const refused = Object.assign(new Error('access denied'), { type: 'access-denied' });
+  fake.failAppends.set('y', [refused]);
+  await assert.rejects(
+    store.appendMany([
+      { streamId: 'a', expectedRevision: 'no_stream', events: e },
+      { streamId: 'y', expectedRevision: 'no_stream', events: e },
+    ]),
+    (error) => error === refused,
+  );
+  await store.close();
+});
+
+test('eventstoredb (stand-in client) under group commit: the appends batched with one that fails resolve as written, only the failed one rejects', async () => {
+  const fake = new FakeClient();
+  const inner = fakeStore(fake);
+  const batches: string[][] = [];
+  const counted: EventStore = Object.assign(Object.create(inner) as EventStore, {
+    appendMany: (appends: readonly StreamAppend[]) => (batches.push(appends.map((a) => a.streamId)), inner.appendMany(appends)),
+  });
+  const store = new BatchingEventStore(counted);
+  const unavailable = Object.assign(new Error('server unavailable'), { type: 'unavailable' });
+  fake.failAppends.set('video-x', [unavailable, unavailable, unavailable]);
+  const e = [{ type: 'VideoTracked', data: {} }];
+  const outcomes = await Promise.allSettled([
+    store.append('video-first', e, 'no_stream'), // goes alone at once
+    store.append('video-b', e, 'no_stream'), // these three wait and go together
+    store.append('video-c', e, 'no_stream'),
+    store.append('video-x', e, 'no_stream'),
+  ]);
+  assert.deepEqual(batches, [['video-first'], ['video-b', 'video-c', 'video-x']]);
+  const streams = ['video-first', 'video-b', 'video-c', 'video-x'];
+  const inLog = await Promise.all(streams.map(async (s) => (await inner.readStream(s)).length > 0));
+  assert.deepEqual(inLog, [true, true, true, false]);
+  assert.deepEqual(outcomes.map((o) => o.status), ['fulfilled', 'fulfilled', 'fulfilled', 'rejected']);
+  assert.equal((outcomes[3] as PromiseRejectedResult).reason, unavailable);
+  for (const [i, s] of streams.slice(0, 3).entries()) {
+    const written = (outcomes[i] as PromiseFulfilledResult<AppendResult>).value;
+    assert.deepEqual(written.position, (await inner.readStream(s))[0]!.position, s);
+  }
   await store.close();
 });
 

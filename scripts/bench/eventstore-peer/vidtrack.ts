@@ -3,7 +3,7 @@
 import { migrate } from '../../../src/db/migrate.ts';
 import { createPool, withTransaction } from '../../../src/db/pool.ts';
 import { BatchingEventStore } from '../../../src/eventstore/batching.ts';
-import { formatPosition, type EventStore, type Position, type RecordedEvent } from '../../../src/eventstore/port.ts';
+import { appendError, formatPosition, type EventStore, type Position, type RecordedEvent } from '../../../src/eventstore/port.ts';
 import { PostgresEventStore } from '../../../src/eventstore/postgres.ts';
 import { eventStoreMigrations } from '../../../src/eventstore/postgres-schema.ts';
 import { PROJECTION_DDL, projectedEvents, projectSql } from './projection.ts';
@@ -36,7 +36,7 @@ export async function openVidtrack(url: string, options: { poolSize: number; gro
     async appendBatch(streamIds) {
       const outcomes = await events.appendMany(streamIds.map((streamId) => ({ streamId, events: [BENCH_EVENT], expectedRevision: 'no_stream' as const })));
       const failed = outcomes.find((outcome) => !outcome.ok);
-      if (failed && !failed.ok) throw failed.conflict;
+      if (failed && !failed.ok) throw appendError(failed);
     },
     async readAll(pageSize) {
       let after: Position | null = null;
