@@ -6,11 +6,16 @@
 // does so in one transaction with its checkpoint, so a build killed halfway leaves each either
 // whole or untouched.
 //
+// Those transactions are long (seconds to a minute each) and append no event: each is exempted
+// from the log's horizon (LogInDatabase.exemptFromHorizon), so that the log's readers (the live
+// projector, read-your-writes, the reactors) do not wait for it. So is the staging of the video
+// events, and the copy of the rest of the log.
+//
 // What a replay cannot do, the page path still does: a replay that fails for a reason that is
 // not transient is rolled back and leaves its read model to the runner's pages, which park the
 // events at fault (runner.ts).
 import type { PoolClient } from 'pg';
-import type { LogInDatabase, Position } from '../src/eventstore/port.ts';
+import type { HorizonExemption, LogInDatabase, Position } from '../src/eventstore/port.ts';
 import { writeCheckpoints } from './checkpoints.ts';
 import { errorText, isTransient } from './parking.ts';
 import { ident, type LoggedEvent, type Projection, type ReplaySource } from './projection.ts';
@@ -42,6 +47,8 @@ export async function replayInDatabase(
     onReplayed?: (projection: string, seconds: number) => void;
     /** Connections beyond the lanes', which a lane goes on with while a read model it made commits. */
     spares?: readonly PoolClient[];
+    /** Told as each read model's replay starts, its transaction open; the replay waits for what it returns (tests). */
+    onReplaying?: (projection: string) => void | Promise<void>;
   } = {},
 ): Promise<{ built: string[]; events?: number }> {
   const idle = [...(options.spares ?? [])];
@@ -49,7 +56,7 @@ export async function replayInDatabase(
   const staging = projections.some((p) => p.replay && p.consumes.some(isVideoEventType));
   const parts = lanes.length * PARTS_PER_LANE;
   try {
-    const staged = staging ? await stage(lanes, schema, await log.partsUpTo(lanes[0]!, upTo, parts)) : undefined;
+    const staged = staging ? await stage(log, lanes, schema, await log.partsUpTo(lanes[0]!, upTo, parts)) : undefined;
     if (staged === false) return { built: [] };
     // The rest of the log (a few events of organizations, keys, members...) copied once, on the
     // first lane while the others start, for the read models that read it: each read of it in
@@ -83,9 +90,10 @@ export async function replayInDatabase(
       if (client === lanes[0]) await rest.catch(() => undefined);
       await takeTurns(queue, async (projection) => {
         const started = performance.now();
-        if (!(await replayOne(client, projection, schema, upTo, await source(client, projection)))) return;
+        const exemption = await replayOne(log, client, projection, schema, upTo, await source(client, projection), options.onReplaying);
+        if (!exemption) return;
         const committing = client;
-        const committed = commit(committing, projection).then((ok) => {
+        const committed = commit(committing, projection, exemption).then((ok) => {
           if (!ok) return;
           built.push(projection.name);
           options.onReplayed?.(projection.name, (performance.now() - started) / 1000);
@@ -131,13 +139,13 @@ export async function replayInDatabase(
  * The video events parsed once, the parts shared out among the lanes: how many there were, or
  * false when they cannot be parsed (then every read model goes page by page).
  */
-async function stage(lanes: readonly PoolClient[], schema: string, parts: readonly string[]): Promise<number | false> {
+async function stage(log: LogInDatabase, lanes: readonly PoolClient[], schema: string, parts: readonly string[]): Promise<number | false> {
   const queue = parts.map((log, part) => ({ log, part }));
   let staged = 0;
   const settled = await Promise.allSettled(
     lanes.map((client) =>
       takeTurns(queue, async (next) => {
-        const events = await stageVideoEvents(client, schema, next.log, next.part);
+        const events = await stageVideoEvents(client, schema, next.log, next.part, log);
         staged += events;
       }),
     ),
@@ -177,7 +185,21 @@ interface Rest {
 async function copyRest(client: PoolClient, log: LogInDatabase, schema: string, upTo: Position): Promise<Rest> {
   try {
     await client.query(`DROP TABLE IF EXISTS ${restTable(schema)}`);
-    return await log.copyExcept(client, restTable(schema), VIDEO_EVENT_TYPES, upTo);
+    // In a transaction exempt from the horizon: the copy scans the whole log.
+    await client.query('BEGIN');
+    let exemption: HorizonExemption | undefined;
+    try {
+      exemption = await log.exemptFromHorizon(client);
+      const copied = await log.copyExcept(client, restTable(schema), VIDEO_EVENT_TYPES, upTo);
+      await exemption.beforeCommit();
+      await client.query('COMMIT');
+      return copied;
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    } finally {
+      await exemption?.end();
+    }
   } catch (error) {
     if (isTransient(error)) throw error;
     warn('the rest of the log cannot be copied; its read models read it in the log', { error: errorText(error) });
@@ -189,10 +211,24 @@ function warn(msg: string, fields: Record<string, string>): void {
   process.stderr.write(`${JSON.stringify({ level: 'warn', msg, ...fields })}\n`);
 }
 
-/** Makes `projection` with its checkpoint in a transaction left open for `commit`; false when rolled back. */
-async function replayOne(client: PoolClient, projection: Projection, schema: string, upTo: Position, source: ReplaySource): Promise<boolean> {
+/**
+ * Makes `projection` with its checkpoint in a transaction left open for `commit`, exempt from the
+ * log's horizon (the exemption, for `commit` to end); false when rolled back.
+ */
+async function replayOne(
+  log: LogInDatabase,
+  client: PoolClient,
+  projection: Projection,
+  schema: string,
+  upTo: Position,
+  source: ReplaySource,
+  onReplaying?: (projection: string) => void | Promise<void>,
+): Promise<HorizonExemption | false> {
   await client.query('BEGIN');
+  let exemption: HorizonExemption | undefined;
   try {
+    exemption = await log.exemptFromHorizon(client);
+    await onReplaying?.(projection.name);
     // The replays group, sort and join whole read models: room in memory spares them the disk.
     // The planner cannot count what a JSON function returns and guesses one row for a grouping
     // by such a column: it then joins a million rows to a million by a nested loop (seen: a
@@ -204,20 +240,29 @@ async function replayOne(client: PoolClient, projection: Projection, schema: str
     else for await (const page of source.pages(projection.consumes)) await projection.apply(client, schema, page);
     for (const definition of indexes) await client.query(definition);
     await writeCheckpoints(client, schema, [projection.name], upTo);
-    return true;
+    return exemption;
   } catch (error) {
     await client.query('ROLLBACK').catch(() => undefined);
+    await exemption?.end();
     return failed(error, projection);
   }
 }
 
-/** Commits the transaction replayOne left open. */
-async function commit(client: PoolClient, projection: Projection): Promise<boolean> {
+/** Commits the transaction replayOne left open, and ends its exemption. */
+async function commit(client: PoolClient, projection: Projection, exemption: HorizonExemption): Promise<boolean> {
   try {
+    try {
+      await exemption.beforeCommit();
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    }
     await client.query('COMMIT');
     return true;
   } catch (error) {
     return failed(error, projection);
+  } finally {
+    await exemption.end();
   }
 }
 

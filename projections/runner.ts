@@ -66,6 +66,8 @@ export interface ReplayOptions {
   connections?: number;
   /** Told of each read model made (rebuild progress). */
   onReplayed?: (projection: string, seconds: number) => void;
+  /** Told as each read model's replay starts, its transaction open; the replay waits for what it returns (tests). */
+  onReplaying?: (projection: string) => void | Promise<void>;
 }
 
 const RETRY_MS = 1_000;
@@ -246,10 +248,10 @@ export class ProjectionRunner {
     if (!log) return;
     const empty = this.projections.filter((projection) => checkpoints.get(projection.name) === null);
     if (empty.length === 0) return;
-    const { connections = os.availableParallelism(), onReplayed } = this.options.replay ?? {};
+    const { connections = os.availableParallelism(), onReplayed, onReplaying } = this.options.replay ?? {};
     const clients = [this.client!, ...this.laneClients];
     const lanes = clients.slice(0, Math.max(1, Math.min(connections, empty.length)));
-    const { built, events } = await replayInDatabase(log, lanes, empty, this.options.schema, upTo, { onReplayed, spares: clients.slice(lanes.length) });
+    const { built, events } = await replayInDatabase(log, lanes, empty, this.options.schema, upTo, { onReplayed, onReplaying, spares: clients.slice(lanes.length) });
     for (const name of built) checkpoints.set(name, upTo);
     // Progress in events only when the replay did the whole build: otherwise the pages count
     // every event again from the least advanced read model.

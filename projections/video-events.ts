@@ -9,6 +9,7 @@
 // page by page, which parks the event (runner.ts).
 import type { PoolClient } from 'pg';
 import type { VideoEvent } from '../src/domain/video.ts';
+import type { HorizonExemption, LogInDatabase } from '../src/eventstore/port.ts';
 import { ident, typeList } from './projection.ts';
 
 /** The fields of the video events the replays read, by their names in the events' data. */
@@ -40,10 +41,11 @@ const PARTITIONS = [
 
 /**
  * Parses the video events of `log`, part `part` of the log (a FROM item named `log`), into a
- * table of its own, in a transaction of its own (the replays read it from other connections).
- * Resolves to how many there were.
+ * table of its own, in a transaction of its own (the replays read it from other connections),
+ * exempt from the horizon of `logInDatabase` (its readers need not wait for it: it appends no
+ * event). Resolves to how many there were.
  */
-export async function stageVideoEvents(client: PoolClient, schema: string, log: string, part: number): Promise<number> {
+export async function stageVideoEvents(client: PoolClient, schema: string, log: string, part: number, logInDatabase: Pick<LogInDatabase, 'exemptFromHorizon'>): Promise<number> {
   const staged = table(schema, part);
   // The objects too as text: as json, each would be checked for JSON again here, which every
   // replay waits for; the replays that read them cast them. Parsing a lane's share of a
@@ -51,7 +53,9 @@ export async function stageVideoEvents(client: PoolClient, schema: string, log: 
   const columns = `${[...FIELDS, 'metrics', 'metadata'].map((f) => `"${f}" text`).join(', ')}`;
   await client.query(`DROP TABLE IF EXISTS ${staged}`);
   await client.query('BEGIN');
+  let exemption: HorizonExemption | undefined;
   try {
+    exemption = await logInDatabase.exemptFromHorizon(client);
     // The lanes already keep every core busy: workers of a parallel plan would only pass the
     // rows to the lane through shared memory.
     await client.query('SET LOCAL max_parallel_workers_per_gather = 0');
@@ -74,11 +78,14 @@ export async function stageVideoEvents(client: PoolClient, schema: string, log: 
     // default one took 0.3-0.5 s a part, which every replay waits for.
     await client.query('SET LOCAL default_statistics_target = 10');
     await client.query(`ANALYZE ${staged}`);
+    await exemption.beforeCommit();
     await client.query('COMMIT');
     return rowCount ?? 0;
   } catch (error) {
     await client.query('ROLLBACK').catch(() => undefined);
     throw error;
+  } finally {
+    await exemption?.end();
   }
 }
 

@@ -156,6 +156,25 @@ export interface LogInDatabase {
    * scan of the whole log each time.
    */
   copyExcept(client: SqlClient, into: string, types: readonly string[], upTo: Position): Promise<{ log: LogInDatabase; events: number }>;
+  /**
+   * Tells the log's readers not to wait for the transaction open on `client`, which must append
+   * no event: a long transaction of a rebuild (the PostgreSQL log's readers otherwise stop below
+   * every transaction in progress). Call inside the transaction; see HorizonExemption.
+   */
+  exemptFromHorizon(client: SqlClient): Promise<HorizonExemption>;
+}
+
+/** A transaction the log's readers do not wait for (LogInDatabase.exemptFromHorizon). */
+export interface HorizonExemption {
+  /** The transaction's id. */
+  readonly transactionId: bigint;
+  /**
+   * Throws when the transaction appended events: readers may have passed it, so they must never
+   * commit. Call on the transaction's connection just before COMMIT (and roll back if it throws).
+   */
+  beforeCommit(): Promise<void>;
+  /** Ends the exemption. Call once the transaction ended, committed or not; never throws. */
+  end(): Promise<void>;
 }
 
 export class WrongExpectedRevision extends Error {

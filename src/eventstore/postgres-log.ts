@@ -1,6 +1,7 @@
 // The PostgreSQL log read where it lies, for a rebuild in the read models' own database
 // (EventStore.logInDatabase): a FROM item for set-based replays, and typed pages for the rest.
 import type { LogInDatabase, Position, RecordedEvent, SqlClient } from './port.ts';
+import { exemptFromHorizon } from './horizon.ts';
 import { EVENT_COLUMNS, toRecordedEvent, type EventRow } from './postgres-rows.ts';
 
 /** Events up to `upTo` in the readers' order: (transaction_id, position), inclusive. */
@@ -9,8 +10,11 @@ function upToCondition(upTo: Position): string {
   return `(transaction_id, position) <= ('${upTo.commit.toString()}'::xid8, ${upTo.prepare.toString()}::bigint)`;
 }
 
-/** The reads of the log over `table`: es.events, or a copy of part of it (copyExcept). */
-function logIn(table: string): LogInDatabase {
+/**
+ * The reads of the log over `table`: es.events, or a copy of part of it (copyExcept). `pool`
+ * registers exemptions from the horizon, in autocommit.
+ */
+function logIn(table: string, pool: SqlClient): LogInDatabase {
   const from = (conditions: string[]) => `(SELECT position, stream_id, revision, type, data FROM ${table} WHERE ${conditions.join(' AND ')}) AS log`;
   return {
     eventsUpTo: (upTo) => from([upToCondition(upTo)]),
@@ -58,9 +62,14 @@ function logIn(table: string): LogInDatabase {
         `CREATE UNLOGGED TABLE ${into} WITH (autovacuum_enabled = false) AS SELECT * FROM ${table}
          WHERE type NOT IN (${types.map((type) => `'${type}'`).join(', ')}) AND ${upToCondition(upTo)}`,
       );
-      return { log: logIn(into), events: rowCount ?? 0 };
+      return { log: logIn(into, pool), events: rowCount ?? 0 };
     },
+
+    exemptFromHorizon: (client) => exemptFromHorizon(client, pool),
   };
 }
 
-export const postgresLog: LogInDatabase = logIn('es.events');
+/** The log in the database of `pool`, which holds it. */
+export function postgresLog(pool: SqlClient): LogInDatabase {
+  return logIn('es.events', pool);
+}

@@ -85,4 +85,36 @@ export const eventStoreMigrations: readonly Migration[] = [
       alter table es.events alter column metadata set default '{}';
     `,
   },
+  {
+    // The readers' horizon (postgres.ts, horizon.ts): the oldest transaction in progress in the
+    // calling statement's snapshot that is not registered in es.horizon_exempt, else the
+    // snapshot's xmax. Registered are transactions that write no event and run long (a
+    // rebuild's replays). A row outliving its transaction (a crash) is harmless, as transaction
+    // ids are never used again; registering prunes them.
+    //
+    // STABLE: the function runs in the caller's snapshot (pg_current_snapshot() is the active
+    // one, and its SELECT sees es.horizon_exempt as of that same snapshot); readers call it as
+    // a scalar subquery, once per statement. PL/pgSQL keeps its plan for the session: the same
+    // text written into every reader's query was planned with it each time (+0.1 ms a read).
+    // ORDER BY ... LIMIT 1: there is no min(xid8) before PostgreSQL 16.
+    id: 'eventstore/006-horizon-exempt',
+    sql: `
+      create table es.horizon_exempt (
+        transaction_id xid8 primary key,
+        since timestamptz not null default now()
+      );
+
+      create function es.log_horizon() returns xid8
+        language plpgsql stable parallel restricted as $$
+      declare
+        snapshot pg_snapshot := pg_current_snapshot();
+        horizon xid8;
+      begin
+        select x into horizon from pg_snapshot_xip(snapshot) as x
+          where not exists (select 1 from es.horizon_exempt e where e.transaction_id = x)
+          order by x limit 1;
+        return coalesce(horizon, pg_snapshot_xmax(snapshot));
+      end $$;
+    `,
+  },
 ];

@@ -6,15 +6,21 @@
 // sees 11, moves its checkpoint past it, and never sees 10 when A commits. So
 // each row also records its transaction (`transaction_id`, from
 // pg_current_xact_id()), readers walk the log in (transaction_id, position)
-// order, and they only read rows whose transaction is below
-// pg_snapshot_xmin(pg_current_snapshot()): the oldest transaction still running
-// anywhere on the server. Every transaction below that horizon has finished, so
-// no row can ever appear behind a reader's checkpoint. The price is latency, not
+// order, and they only read rows whose transaction is below the horizon
+// (HORIZON, horizon.ts): the oldest transaction still running anywhere on the
+// server, in the reading statement's snapshot, that is not registered as exempt.
+// Every transaction below that horizon has finished or writes no events, so no
+// row can ever appear behind a reader's checkpoint. The price is latency, not
 // loss: while some transaction runs long, readers wait for it. Positions are
 // therefore { commit: transaction_id, prepare: position }.
 //
-// Hence the rule, for every write transaction on this server (the log's or any
-// other table's, since the horizon is server-wide): no external I/O inside it.
+// Exempt are only transactions that append no events and say so
+// (LogInDatabase.exemptFromHorizon): a rebuild's replays, each one transaction of
+// seconds to a minute, which would otherwise hold back every reader of the log
+// (the live projector, read-your-writes, e-mail, webhooks) while they run.
+//
+// Hence the rule, for every other write transaction on this server (the log's or
+// any other table's, since the horizon is server-wide): no external I/O inside it.
 // No SMTP, HTTP or platform call between BEGIN and COMMIT: one slow answer would
 // hold back every reader of the log (projector, read-your-writes, scheduler).
 // Record the intent, commit, then talk to the outside world (the e-mail outbox,
@@ -42,6 +48,7 @@ import {
   type SubscribeOptions,
 } from './port.ts';
 import { EVENTS_CHANNEL } from './postgres-schema.ts';
+import { HORIZON } from './horizon.ts';
 import { AppendAnnouncer } from './announcer.ts';
 import { LogTail } from './log-tail.ts';
 import { postgresLog } from './postgres-log.ts';
@@ -88,6 +95,7 @@ export class PostgresEventStore implements EventStore {
   /** Reads of the log under way for subscriptions, by the position they read after. */
   private readonly tailReads = new Map<string, { readAt: number; page: Promise<RecordedEvent[]> }>();
   private closed = false;
+  private log: LogInDatabase | undefined;
 
   constructor(
     private readonly pool: pg.Pool,
@@ -129,7 +137,7 @@ export class PostgresEventStore implements EventStore {
     this.assertOpen();
     const { rows } = await this.pool.query<{ transaction_id: string; position: string }>(
       `select transaction_id::text, position from es.events
-        where transaction_id < pg_snapshot_xmin(pg_current_snapshot())
+        where transaction_id < ${HORIZON}
         order by es.events.transaction_id desc, es.events.position desc limit 1`,
     );
     return rows[0] ? { commit: BigInt(rows[0].transaction_id), prepare: BigInt(rows[0].position) } : null;
@@ -146,7 +154,7 @@ export class PostgresEventStore implements EventStore {
     const { rows } = await this.pool.query<{ n: string }>(
       `select count(*) as n from (select 1 from es.events
         where (transaction_id, position) > ($1::text::xid8, $2::bigint)
-          and transaction_id < pg_snapshot_xmin(pg_current_snapshot())
+          and transaction_id < ${HORIZON}
         limit $3) behind`,
       [after.commit.toString(), after.prepare.toString(), cap],
     );
@@ -161,7 +169,7 @@ export class PostgresEventStore implements EventStore {
 
   logInDatabase(pool: unknown): LogInDatabase | undefined {
     // The same pool object is the same database; another pool may be another database.
-    return pool === this.pool ? postgresLog : undefined;
+    return pool === this.pool ? (this.log ??= postgresLog(this.pool)) : undefined;
   }
 
   subscribeAll(from: Position | null, options: SubscribeOptions = {}): Observable<RecordedEvent[]> {
@@ -291,7 +299,7 @@ export class PostgresEventStore implements EventStore {
     const { rows } = await this.pool.query<EventRow>(
       `select ${EVENT_COLUMNS} from es.events
         where (transaction_id, position) > ($1::text::xid8, $2::bigint)
-          and transaction_id < pg_snapshot_xmin(pg_current_snapshot())
+          and transaction_id < ${HORIZON}
         order by es.events.transaction_id, es.events.position
         limit $3`,
       [after.commit.toString(), after.prepare.toString(), limit],

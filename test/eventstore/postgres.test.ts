@@ -272,3 +272,62 @@ test('postgres: the log in parts (a rebuild reads one a connection) holds each e
     await fixture.teardown();
   }
 });
+
+test('postgres: a transaction exempt from the horizon (a rebuild replay: it appends nothing) holds no reader back; any other open transaction with an id still does', async () => {
+  const fixture = await makeStore();
+  const { store, pool } = fixture;
+  const log = store.logInDatabase!(pool)!;
+  const seen: RecordedEvent[] = [];
+  const sub = store.subscribeAll(null).subscribe((page) => seen.push(...page));
+  const exempt = await pool.connect();
+  const other = await pool.connect();
+  let exemption: Awaited<ReturnType<typeof log.exemptFromHorizon>> | undefined;
+  try {
+    // Held open the way a rebuild's replay is: a transaction with an id, registered as exempt.
+    await exempt.query('begin');
+    exemption = await log.exemptFromHorizon(exempt);
+    await exempt.query('create table replay_scratch (n int)');
+    const { rows: registered } = await pool.query<{ id: string }>('select transaction_id::text as id from es.horizon_exempt');
+    assert.deepEqual(registered.map((r) => r.id), [exemption.transactionId.toString()]);
+
+    const during = await store.append('during-exempt', [{ type: 'E', data: {} }], 'no_stream');
+    // Deadlines, not clocks: another test's write elsewhere on the server may hold the horizon a moment.
+    await waitFor(() => seen.some((e) => e.streamId === 'during-exempt'), 'the append made while the exempt transaction is open, delivered', 20_000);
+    await until('readAll to return it', async () => ((await store.readAll(null, 10)).some((e) => e.streamId === 'during-exempt') ? true : undefined), 20_000);
+
+    // A transaction that is not exempt, holding an id (it may still append), holds readers back.
+    await other.query('begin');
+    await other.query('select pg_current_xact_id()');
+    const held = await store.append('held-back', [{ type: 'E', data: {} }], 'no_stream');
+    assert.deepEqual(await store.readAll(during.position, 10), [], 'nothing after the open, not exempt, transaction is readable');
+    assert.equal(await store.countEventsAfter(during.position, 10), 0);
+    assert.ok(!seen.some((e) => e.streamId === 'held-back'));
+    await other.query('commit');
+    await waitFor(() => seen.some((e) => e.streamId === 'held-back'), 'the held-back append once the other transaction ended', 20_000);
+    const read = await until('readAll to return the held-back append', async () => {
+      const page = await store.readAll(during.position, 10);
+      return page.length > 0 ? page : undefined;
+    }, 20_000);
+    assert.deepEqual(read.map((e) => e.position), [held.position]);
+    assert.deepEqual(seen.map((e) => e.streamId), ['during-exempt', 'held-back'], 'each once, in order');
+
+    // An exempt transaction must not append: its events are refused before they could commit.
+    await appendManyOn(exempt, [{ streamId: 'from-exempt', events: [{ type: 'E', data: {} }], expectedRevision: 'no_stream' }]);
+    await assert.rejects(exemption.beforeCommit(), /exempt from the log horizon/);
+    await exempt.query('rollback');
+  } finally {
+    sub.unsubscribe();
+    await exempt.query('rollback').catch(() => undefined);
+    await other.query('rollback').catch(() => undefined);
+    await exemption?.end();
+    exempt.release();
+    other.release();
+  }
+  try {
+    const { rows } = await pool.query('select * from es.horizon_exempt');
+    assert.deepEqual(rows, [], 'the exemption ended with its transaction');
+    assert.deepEqual((await store.readStream('from-exempt')), []);
+  } finally {
+    await fixture.teardown();
+  }
+});

@@ -175,6 +175,35 @@ test('a second rebuild is refused from the first one\'s start to the end of its 
   await assert.doesNotReject(rebuildReadModels(service.store, service.work.pool, { projections, liveSchema: READ_SCHEMA }), 'once the first has swapped in, a rebuild runs');
 });
 
+test('what is appended while a read model is replayed (its long transaction open) is projected live before the build ends', async () => {
+  const { apiKey } = await someHistory();
+  let tracked = '';
+  let projectedDuringReplay: boolean | Error = false;
+  let replaying = 0;
+  await rebuildReadModels(service.store, service.work.pool, {
+    projections,
+    liveSchema: READ_SCHEMA,
+    replay: {
+      // The first read model's replay has begun: its transaction is open and holds an id.
+      onReplaying: async () => {
+        if (replaying++ > 0) return;
+        try {
+          tracked = await track(service, apiKey, youtubeLink(), 1);
+          await service.settle(); // the live projector passed it (a 10 s deadline)
+          projectedDuringReplay = true;
+        } catch (error) {
+          projectedDuringReplay = error as Error;
+        }
+      },
+    },
+  });
+  assert.ok(replaying > 0, 'read models were replayed in the database');
+  assert.equal(projectedDuringReplay, true, 'the live projector applied the append while the replay transaction was open');
+  assert.equal((await getVideo(service, apiKey, tracked)).status, 'monitoring');
+  const { rows } = await service.db.pool.query(`SELECT count(*)::int AS n FROM es.horizon_exempt`);
+  assert.equal(rows[0].n, 0, 'every exemption ended with its transaction');
+});
+
 test('a rebuild killed halfway finishes when started again, and one projection can be rebuilt alone', async () => {
   await someHistory();
   const before = await readModelRows();
