@@ -21,7 +21,8 @@ import { eventsOf, getVideo, track, youtubeLink } from '../collect/rounds.ts';
 
 let service: TestService;
 before(async () => {
-  service = await startTestService();
+  // Room for the live service and a rebuild beside it, as the CLI's own pool gives one (scripts/rebuild.ts).
+  service = await startTestService({ poolSize: 20 });
 });
 after(() => service.close());
 

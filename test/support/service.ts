@@ -33,6 +33,8 @@ export interface TestServiceOptions {
   env?: NodeJS.ProcessEnv;
   /** Run the webhook reactor and dispatcher (default false: only test/notify's webhook tests need them). */
   webhooks?: boolean;
+  /** Connections of the service's pool (default 10); a rebuild on it holds one per read model, and one for its lock. */
+  poolSize?: number;
 }
 
 export type TestService = Awaited<ReturnType<typeof startTestService>>;
@@ -54,7 +56,7 @@ export async function startTestService(options: TestServiceOptions = {}) {
     schedule: 'manual',
     emails: false,
     webhooks: options.webhooks ?? false,
-    poolSize: 10,
+    poolSize: options.poolSize ?? 10,
     applicationName: 'vidtrack-test',
     batchSize: 500,
     holder: 'test-scheduler',
