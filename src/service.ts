@@ -77,6 +77,8 @@ export interface ServiceOptions {
   /** Videos per scheduler batch (default 5,000) and the scheduler's name in leases. */
   batchSize?: number;
   holder?: string;
+  /** Told of the embedded PostgreSQL as soon as it runs, before start() resolves (src/main.ts stops it on a second signal). */
+  onEmbedded?: (server: EmbeddedPostgres) => void;
   /** Told when the projection runner fails (it starts again by itself). */
   onProjectionError?: (error: unknown) => void;
 }
@@ -142,9 +144,17 @@ export function createService(config: Config, options: ServiceOptions = {}): Ser
     let embedded: EmbeddedPostgres | null = null;
     let databaseUrl = config.databaseUrl;
     if (!databaseUrl) {
-      embedded = await startEmbeddedPostgres({ dataDir: config.dataDir });
-      const server = embedded;
-      stops.push({ phase: 4, name: 'embedded PostgreSQL', stop: () => server.stop() });
+      embedded = await startEmbeddedPostgres({
+        dataDir: config.dataDir,
+        // As soon as the server runs, before the rest of its start (the database's check): a
+        // stop from then on stops it too, and a stop that came first fails the start, which
+        // stops the server again rather than leave it to nobody.
+        onServer: (server) => {
+          stops.push({ phase: 4, name: 'embedded PostgreSQL', stop: () => server.stop() });
+          options.onEmbedded?.(server);
+          checkNotStopping();
+        },
+      });
       databaseUrl = embedded.url;
       log.info({ dataDir: config.dataDir, port: embedded.port }, 'embedded PostgreSQL ready (DATABASE_URL not set)');
     }

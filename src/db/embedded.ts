@@ -17,8 +17,18 @@
 // - As root (containers, CI) PostgreSQL must run as another user: created if missing.
 // What is here is what those need; everything else (pg_ctl's promote, reload, modes) is not.
 //
+// Who stops the server: several processes can use one folder's server at once (the service,
+// and the admin CLI beside it: whichever starts first starts the server, the other reuses it).
+// postgres.json records every live process using it: the owner and the others attached. A
+// process done with it (stop()) stops the server only when no other live process uses it;
+// otherwise it leaves it running and, if it was the owner, hands ownership to one that is (so
+// an admin CLI that happened to start the server before the service hands it to the service
+// when it exits). Liveness is checked, not trusted: a user killed with -9 counts for nothing,
+// so the last live user stops the server even if the record was never updated. Records are
+// changed under the folder's lock only.
+//
 //   <dataDir>/pg/             the cluster (PGDATA), owned by the `postgres` OS user when we are root
-//   <dataDir>/postgres.json   how to reach it: url, adminUrl, port, pid, and which process stops it (mode 0600, holds the password)
+//   <dataDir>/postgres.json   how to reach it: url, adminUrl, port, pid, and who uses it (mode 0600, holds the password)
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
@@ -39,6 +49,12 @@ export interface EmbeddedPostgresOptions {
    * takes the server down with them.
    */
   readonly detached?: boolean;
+  /**
+   * Called as soon as the server runs and this process is recorded as one of its users, before
+   * the application database is checked: a process told to exit from then on can stopNow() it.
+   * An exception thrown here fails the start (and stops a server this start started).
+   */
+  readonly onServer?: (server: EmbeddedPostgres) => void;
 }
 
 export interface EmbeddedPostgres {
@@ -48,9 +64,21 @@ export interface EmbeddedPostgres {
   readonly adminUrl: string;
   readonly port: number;
   readonly pid: number;
-  /** false when a server started by another live process was reused: stop() then leaves it running. */
+  /** Whether postgres.json names this process as the server's owner now (ownership moves: see the top of this file). */
   readonly owned: boolean;
+  /** Done with the server: stops it if no other live process uses it, else leaves it (and its ownership) to them. */
   stop(): Promise<void>;
+  /**
+   * The same decision for a process that exits at once (a second signal, a missed deadline):
+   * synchronous, and the server's fast shutdown is only requested, not waited for.
+   */
+  stopNow(): void;
+}
+
+/** A process, told from a later one given the same pid by its start time (/proc/<pid>/stat). */
+interface ProcessRef {
+  pid: number;
+  start?: string;
 }
 
 interface ServerInfo {
@@ -63,8 +91,10 @@ interface ServerInfo {
   pid?: number;
   /** The process responsible for stopping the server... */
   ownerPid?: number;
-  /** ...told from a later process given the same pid by its start time (/proc/<pid>/stat). */
+  /** ...and its start time. */
   ownerStart?: string;
+  /** The other processes that reused the server while its owner ran: it is stopped by the last of them all. */
+  attached?: ProcessRef[];
 }
 
 const SUPERUSER = 'postgres';
@@ -73,6 +103,8 @@ const DATABASE = 'vidtrack';
 const INFO_FILE = 'postgres.json';
 const START_TIMEOUT_MS = 60_000;
 const STOP_TIMEOUT_MS = 30_000;
+/** How long stopNow() may block for the folder's lock (held briefly by a process attaching or leaving). */
+const STOP_NOW_LOCK_MS = 1_000;
 
 export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<EmbeddedPostgres> {
   const dataDir = path.resolve(options.dataDir);
@@ -88,7 +120,24 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
 
   // One starter at a time per folder: two processes starting together would
   // otherwise both run initdb, or both write a different password.
-  return withFolderLock(dataDir, () => startOrReuse(dataDir, clusterDir, database, bin, options, runAs));
+  let got: Attached | undefined;
+  try {
+    await withFolderLock(dataDir, async () => {
+      got = await startOrReuse(dataDir, clusterDir, database, bin, options, runAs);
+    });
+  } catch (error) {
+    // The lock could not be released (a full or read-only disk): the start fails, and a server
+    // it started is not left running without anyone to stop it.
+    await got?.undo().catch(() => undefined);
+    throw error;
+  }
+  return got!.server;
+}
+
+/** A server this process now uses, and how to take that back while the folder's lock is still held. */
+interface Attached {
+  server: EmbeddedPostgres;
+  undo(): Promise<void>;
 }
 
 async function startOrReuse(
@@ -98,13 +147,13 @@ async function startOrReuse(
   bin: { postgres: string; initdb: string },
   options: EmbeddedPostgresOptions,
   runAs: RunAs | undefined,
-): Promise<EmbeddedPostgres> {
+): Promise<Attached> {
   // Several attempts: a port taken between our probe and the server's bind,
   // shared memory still held by backends of a server killed with -9.
   let lastError: unknown;
   for (let attempt = 1; attempt <= 5; attempt++) {
     const running = livePostmaster(clusterDir);
-    if (running) return reuse(dataDir, database, running);
+    if (running) return reuse(dataDir, database, running, options);
 
     let info = readInfo(dataDir);
     if (!fs.existsSync(path.join(clusterDir, 'PG_VERSION'))) {
@@ -118,23 +167,9 @@ async function startOrReuse(
 
     // The port used last time if it is free (clients keep working across restarts), else any.
     const port = info.port && (await isPortFree(info.port)) ? info.port : await freePort();
+    let server: Awaited<ReturnType<typeof startServer>>;
     try {
-      const server = await startServer(bin.postgres, clusterDir, port, options, runAs);
-      const ready = { ...withPort(info, port, database, socketDirOf(clusterDir)), pid: server.child.pid!, ...ownedByUs() };
-      // A server we started and cannot use (a wrong password, a full disk) is not left running.
-      await ensureDatabase(ready.adminUrl, database).catch(async (error: unknown) => {
-        await server.stop();
-        throw error;
-      });
-      writeInfo(dataDir, ready);
-      return {
-        url: ready.url,
-        adminUrl: ready.adminUrl,
-        port,
-        pid: ready.pid,
-        owned: true,
-        stop: () => server.stop(),
-      };
+      server = await startServer(bin.postgres, clusterDir, port, options, runAs);
     } catch (error) {
       lastError = error;
       const message = String((error as Error).message);
@@ -142,6 +177,20 @@ async function startOrReuse(
         /lock file .* already exists|is still in use|could not create any TCP\/IP sockets|Address already in use/.test(message);
       if (!retryable) throw error;
       await sleep(500 * attempt);
+      continue;
+    }
+    // From here on, a failure (postgres.json not written on a full disk, a wrong password,
+    // the caller's onServer) stops the server we started: nobody else knows of it.
+    try {
+      const ready = { ...withPort(info, port, database, socketDirOf(clusterDir)), pid: server.child.pid!, ...ownedByUs(), attached: undefined };
+      writeInfo(dataDir, ready);
+      const attached = attachment(dataDir, clusterDir, { url: ready.url, adminUrl: ready.adminUrl, port, pid: ready.pid }, () => server.stop());
+      options.onServer?.(attached);
+      await ensureDatabase(ready.adminUrl, database);
+      return { server: attached, undo: () => server.stop() };
+    } catch (error) {
+      await server.stop();
+      throw error;
     }
   }
   throw lastError;
@@ -150,11 +199,17 @@ async function startOrReuse(
 // ---------------------------------------------------------------------------
 // Reusing a server that is already running on this data folder.
 
-async function reuse(dataDir: string, database: string, running: { pid: number; port: number }): Promise<EmbeddedPostgres> {
+async function reuse(
+  dataDir: string,
+  database: string,
+  running: { pid: number; port: number },
+  options: EmbeddedPostgresOptions,
+): Promise<Attached> {
   const info = readInfo(dataDir);
   if (!info) throw new Error(`a server (pid ${running.pid}) runs on ${dataDir} but ${INFO_FILE} is missing`);
   // A server started by an older version may listen on TCP only.
-  const socketDir = socketDirOf(clusterDirOf(dataDir));
+  const clusterDir = clusterDirOf(dataDir);
+  const socketDir = socketDirOf(clusterDir);
   const listening = socketDir !== undefined && fs.existsSync(path.join(socketDir, `.s.PGSQL.${running.port}`));
   const ready = withPort(info, running.port, database, listening ? socketDir : undefined);
   // It may still be starting or recovering.
@@ -163,23 +218,111 @@ async function reuse(dataDir: string, database: string, running: { pid: number; 
     if (Date.now() - started > START_TIMEOUT_MS) throw new Error(`server pid ${running.pid} on port ${running.port} does not answer`);
     await sleep(200);
   }
-  await ensureDatabase(ready.adminUrl, database);
-  // A server whose owner died (kill -9, crash) is adopted: we become the one who stops it. A
-  // live owner (the service, when this is the admin CLI) keeps it. The owner's pid alone could
-  // since have gone to another process (a busy machine, a restarted container), which would
-  // leave the server to nobody: its start time must match too.
-  const ownerAlive = info.ownerPid !== undefined && info.ownerPid !== process.pid && isSameProcess(info.ownerPid, info.ownerStart);
-  writeInfo(dataDir, { ...ready, pid: running.pid, ...(ownerAlive ? { ownerPid: info.ownerPid, ownerStart: info.ownerStart } : ownedByUs()) });
+  // We join the live users recorded. If there are none (the owner died: kill -9, a crash) we
+  // adopt the server: we become the one who stops it. A pid alone could since have gone to
+  // another process (a busy machine, a restarted container), which would leave the server to
+  // nobody: start times must match too.
+  const others = usersOf(readInfo(dataDir) ?? info);
+  const [owner, ...rest] = others.length > 0 ? others : [self()];
+  writeInfo(dataDir, { ...ready, pid: running.pid, ownerPid: owner!.pid, ownerStart: owner!.start, attached: others.length > 0 ? [...rest, self()] : undefined });
+  const attached = attachment(dataDir, clusterDir, { url: ready.url, adminUrl: ready.adminUrl, port: running.port, pid: running.pid }, () =>
+    stopByPid(running.pid, clusterDir),
+  );
+  const undo = async () => {
+    if (leave(dataDir, running.pid)) await stopByPid(running.pid, clusterDir);
+  };
+  try {
+    options.onServer?.(attached);
+    await ensureDatabase(ready.adminUrl, database);
+  } catch (error) {
+    await undo().catch(() => undefined);
+    throw error;
+  }
+  return { server: attached, undo };
+}
+
+/** This process's handle on a server it uses (started or reused). */
+function attachment(
+  dataDir: string,
+  clusterDir: string,
+  server: { url: string; adminUrl: string; port: number; pid: number },
+  stopServer: () => Promise<void>,
+): EmbeddedPostgres {
+  let stopping: Promise<void> | undefined;
   return {
-    url: ready.url,
-    adminUrl: ready.adminUrl,
-    port: running.port,
-    pid: running.pid,
-    owned: !ownerAlive,
-    stop: ownerAlive ? async () => {} : () => stopByPid(running.pid),
+    ...server,
+    get owned() {
+      const info = readInfo(dataDir);
+      return info?.pid === server.pid && info.ownerPid === process.pid;
+    },
+    stop() {
+      stopping ??= (async () => {
+        // A failed update of the record must not keep the server running: leaving is decided
+        // on liveness, and a record naming only dead processes is treated as empty.
+        const last = await withFolderLock(dataDir, async () => leave(dataDir, server.pid));
+        if (last) await stopServer();
+      })();
+      return stopping;
+    },
+    stopNow() {
+      const lock = lockNow(dataDir, STOP_NOW_LOCK_MS);
+      // Held by another live process (attaching, or leaving itself): it will find us gone.
+      if (!lock) return;
+      let last: boolean;
+      try {
+        last = leave(dataDir, server.pid);
+      } finally {
+        lock.release();
+      }
+      if (!last || !isPostmasterOf(server.pid, clusterDir)) return;
+      try {
+        // Fast shutdown; the server finishes it without us (its own process group).
+        process.kill(server.pid, 'SIGINT');
+      } catch {
+        // already gone
+      }
+    },
   };
 }
 
+/**
+ * Under the folder's lock, for a process done with server `serverPid`: true when no other live
+ * process uses it (the caller then stops it). Otherwise the server stays, in the hands of the
+ * recorded owner if it is alive, else of another live user, and we are struck off the record.
+ */
+function leave(dataDir: string, serverPid: number): boolean {
+  const info = readInfo(dataDir);
+  // No record of it, or one of a later server (ours died and another was started): nobody else
+  // can be using ours.
+  if (!info || info.pid !== serverPid) return true;
+  const others = usersOf(info);
+  if (others.length === 0) return true;
+  const [owner, ...rest] = others;
+  try {
+    writeInfo(dataDir, { ...info, ownerPid: owner!.pid, ownerStart: owner!.start, attached: rest.length > 0 ? rest : undefined });
+  } catch {
+    // Not recorded: the others still find us dead when they leave, and the last stops it.
+  }
+  return false;
+}
+
+/** The live processes recorded as using the server, the owner first, this process left out. */
+function usersOf(info: ServerInfo): ProcessRef[] {
+  const recorded: ProcessRef[] = [
+    ...(info.ownerPid !== undefined ? [{ pid: info.ownerPid, start: info.ownerStart }] : []),
+    ...(Array.isArray(info.attached) ? info.attached : []),
+  ];
+  const seen = new Set<number>([process.pid]);
+  return recorded.filter((p) => {
+    if (!Number.isInteger(p.pid) || seen.has(p.pid)) return false;
+    seen.add(p.pid);
+    return isSameProcess(p.pid, p.start);
+  });
+}
+
+function self(): ProcessRef {
+  return { pid: process.pid, start: startTimeOf(process.pid) };
+}
 /** The postmaster recorded in postmaster.pid if it is alive; removes the file when it is stale. */
 function livePostmaster(clusterDir: string): { pid: number; port: number } | null {
   let lines: string[];
@@ -306,7 +449,9 @@ async function startServer(
   };
 }
 
-async function stopByPid(pid: number): Promise<void> {
+async function stopByPid(pid: number, clusterDir: string): Promise<void> {
+  // A pid whose server is gone may since have been given to an unrelated process.
+  if (!isPostmasterOf(pid, clusterDir)) return;
   try {
     process.kill(pid, 'SIGINT');
   } catch {
@@ -494,28 +639,81 @@ async function binaries(): Promise<{ postgres: string; initdb: string }> {
 
 /**
  * An exclusive lock file holding our pid. A lock whose holder died is taken
- * over; a live holder is waited for (it is starting a server we will reuse).
+ * over; a live holder is waited for (it is starting a server we will reuse, or
+ * attaching to or leaving the one running). A lock that cannot be released fails
+ * the call: left in place, it would hold every later start up for minutes.
  */
 async function withFolderLock<T>(dataDir: string, fn: () => Promise<T>): Promise<T> {
-  const lockFile = path.join(dataDir, '.start.lock');
+  const lockFile = lockFileOf(dataDir);
   const started = Date.now();
-  for (;;) {
-    try {
-      fs.writeFileSync(lockFile, String(process.pid), { flag: 'wx' });
-      break;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-      const holder = Number.parseInt(fs.readFileSync(lockFile, 'utf8') || '0', 10);
-      if (!holder || !isAlive(holder)) fs.rmSync(lockFile, { force: true });
-      else if (Date.now() - started > START_TIMEOUT_MS * 2) throw new Error(`${lockFile} held by pid ${holder} for too long`);
-      else await sleep(100);
-    }
+  while (!tryLock(lockFile)) {
+    const holder = lockHolder(lockFile);
+    if (Date.now() - started > START_TIMEOUT_MS * 2) throw new Error(`${lockFile} held by pid ${holder} for too long`);
+    await sleep(100);
   }
+  let result: T;
   try {
-    return await fn();
-  } finally {
-    fs.rmSync(lockFile, { force: true });
+    result = await fn();
+  } catch (error) {
+    try {
+      fs.rmSync(lockFile, { force: true });
+    } catch {
+      // the first failure is the one to report
+    }
+    throw error;
   }
+  fs.rmSync(lockFile, { force: true });
+  return result;
+}
+
+/**
+ * The lock for a process about to exit, which can wait for nothing asynchronous: blocks up to
+ * `waitMs`. A lock our own process holds (a start or stop of ours in progress, which the exit
+ * will cut short) counts as ours. null when another live process keeps it.
+ */
+function lockNow(dataDir: string, waitMs: number): { release(): void } | null {
+  const lockFile = lockFileOf(dataDir);
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  const started = Date.now();
+  while (!tryLock(lockFile)) {
+    if (lockHolder(lockFile) === process.pid) return { release() {} };
+    if (Date.now() - started > waitMs) return null;
+    Atomics.wait(pause, 0, 0, 20);
+  }
+  return { release: () => fs.rmSync(lockFile, { force: true }) };
+}
+
+/**
+ * Takes the lock if it is free, and removes it if its holder is dead. The file appears with
+ * its pid already in it (a link to a written file): created empty and then written, another
+ * process could read it empty in between, take it for a dead holder's and remove it.
+ */
+function tryLock(lockFile: string): boolean {
+  const temp = `${lockFile}.${process.pid}.tmp`;
+  try {
+    fs.writeFileSync(temp, String(process.pid));
+    fs.linkSync(temp, lockFile);
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  } finally {
+    fs.rmSync(temp, { force: true });
+  }
+  const holder = lockHolder(lockFile);
+  if (holder !== process.pid && (!holder || !isAlive(holder))) fs.rmSync(lockFile, { force: true });
+  return false;
+}
+
+function lockHolder(lockFile: string): number {
+  try {
+    return Number.parseInt(fs.readFileSync(lockFile, 'utf8') || '0', 10) || 0;
+  } catch {
+    return 0;
+  }
+}
+
+function lockFileOf(dataDir: string): string {
+  return path.join(dataDir, '.start.lock');
 }
 
 /** PostgreSQL refuses to run as root: as root we run it as the `postgres` user, created if missing. */
