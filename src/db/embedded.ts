@@ -259,20 +259,36 @@ function attachment(
       stopping ??= (async () => {
         // A failed update of the record must not keep the server running: leaving is decided
         // on liveness, and a record naming only dead processes is treated as empty.
-        const last = await withFolderLock(dataDir, async () => leave(dataDir, server.pid));
+        let last: boolean;
+        try {
+          last = await withFolderLock(dataDir, async () => leave(dataDir, server.pid));
+        } catch {
+          // No lock to be had (the folder removed by a cleanup, a read-only disk, a holder stuck
+          // for minutes): decided without it rather than not at all.
+          last = leave(dataDir, server.pid);
+        }
         if (last) await stopServer();
       })();
       return stopping;
     },
     stopNow() {
-      const lock = lockNow(dataDir, STOP_NOW_LOCK_MS);
+      let lock: { release(): void } | null;
+      try {
+        lock = lockNow(dataDir, STOP_NOW_LOCK_MS);
+      } catch {
+        lock = { release() {} }; // no lock to be had (see stop()): decided without it
+      }
       // Held by another live process (attaching, or leaving itself): it will find us gone.
       if (!lock) return;
       let last: boolean;
       try {
         last = leave(dataDir, server.pid);
       } finally {
-        lock.release();
+        try {
+          lock.release();
+        } catch {
+          // the process exits: a lock left with its pid is taken over as a dead holder's
+        }
       }
       if (!last || !isPostmasterOf(server.pid, clusterDir)) return;
       try {
