@@ -24,7 +24,15 @@ import { loadConfig } from './config.ts';
 import type { EmbeddedPostgres } from './db/embedded.ts';
 import { createService } from './service.ts';
 
-const config = loadConfig();
+const config = (() => {
+  try {
+    return loadConfig();
+  } catch (error) {
+    // A setting the service cannot run on: its name and what it takes, not a stack.
+    process.stderr.write(`error: ${(error as Error).message}\n`);
+    process.exit(2);
+  }
+})();
 const log = pino({ level: config.logLevel, base: { role: config.role } });
 let embedded: EmbeddedPostgres | null = null;
 // Known as soon as the server runs: a second signal during the rest of the start stops it too.

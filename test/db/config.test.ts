@@ -1,6 +1,10 @@
 // Settings from the environment (src/config.ts): a value the service cannot run on is refused at
 // start with its name, rather than taken and failing later, or for good.
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { test } from 'node:test';
 import { MAX_TIME_SCALE, loadConfig } from '../../src/config.ts';
 
@@ -20,4 +24,15 @@ test('config: numbers are written as numbers, within what the service can run on
   assert.equal(loadConfig({}, []).logLevel, 'info');
   // pino threw its own stack for this, before any log existed.
   assert.throws(() => loadConfig({ LOG_LEVEL: 'verbose' }, []), /LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent/);
+});
+
+test('npm start with a setting it cannot run on says which, in one line, and exits 2 before starting anything', () => {
+  const run = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    env: { ...process.env, TIME_SCALE: '1e300', DATA_DIR: path.join(os.tmpdir(), 'vidtrack-never-made') },
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+  assert.equal(run.status, 2, run.stderr);
+  assert.equal(run.stderr, 'error: TIME_SCALE must be a positive number up to 100000, got "1e300"\n');
+  assert.equal(fs.existsSync(path.join(os.tmpdir(), 'vidtrack-never-made')), false);
 });
