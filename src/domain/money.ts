@@ -9,10 +9,10 @@ export const SNAPSHOT_PRICE: Micros = 15_000;
 export const SNAPSHOTS_PER_DAY = 24;
 
 /**
- * The most an organization's balance may hold: 100,000,000 USD. Far below 2^53 micros, where
- * sums round silently, and with at most 15 digits, which a JSON number shows exactly.
+ * The most an organization's balance may hold: 1,000,000,000 USD. Below 2^53 micros, where sums
+ * round silently, and with at most 15 digits, which a JSON number shows exactly.
  */
-export const MAX_BALANCE: Micros = 100_000_000 * MICROS_PER_USD;
+export const MAX_BALANCE: Micros = 1_000_000_000 * MICROS_PER_USD;
 
 export function estimatedCost(durationDays: number): Micros {
   return durationDays * SNAPSHOTS_PER_DAY * SNAPSHOT_PRICE;

@@ -153,12 +153,12 @@ describe('Deposit', () => {
     assert.equal(toUsd(money(state).balance), 0.6); // 0.1 + 0.2 + 0.3 in floats is 0.6000000000000001
   });
 
-  it('takes the balance up to 100,000,000 USD, not a micro past it: beyond 2^53 micros sums round silently', () => {
+  it('takes the balance up to 1,000,000,000 USD, not a micro past it: beyond 2^53 micros sums round silently', () => {
     given([opened(), deposited(MAX_BALANCE - 1, 'd1')]).when(deposit(1, 'd2')).then([deposited(1, 'd2')]);
     given([opened(), deposited(MAX_BALANCE - 1, 'd1')])
       .when(deposit(2, 'd2'))
-      .then({ code: 'invalid_argument', message: 'the balance may hold at most 100000000 USD; it holds 99999999.999999 USD' });
-    given([opened()]).when(deposit(Number.MAX_SAFE_INTEGER)).then({ code: 'invalid_argument', message: 'the balance may hold at most 100000000 USD; it holds 0 USD' });
+      .then({ code: 'invalid_argument', message: 'the balance may hold at most 1000000000 USD; it holds 999999999.999999 USD' });
+    given([opened()]).when(deposit(Number.MAX_SAFE_INTEGER)).then({ code: 'invalid_argument', message: 'the balance may hold at most 1000000000 USD; it holds 0 USD' });
   });
 
   for (const amount of [0, -1, -15_000, 0.5, 1.5, Number.NaN, Number.POSITIVE_INFINITY, Number.MAX_SAFE_INTEGER + 1]) {
