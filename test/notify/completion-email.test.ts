@@ -164,6 +164,8 @@ describe('completion e-mail over SMTP', () => {
 
     await runOneDay();
     await eventually('the e-mail of the video completed after it', () => received.length >= 1);
+    // Marked sent once the SMTP server has taken it, a moment after it arrives there.
+    await eventually('its outbox row marked sent', async () => (await sentRows()).length >= 1);
     assert.deepEqual(await sentRows(), [completed]);
     assert.equal(errors.length, 1, errors.map(String).join('; '));
     assert.match(String(errors[0]), /no completion e-mail for video never-projected/);
@@ -208,6 +210,7 @@ describe('completion e-mail over SMTP', () => {
     await startEmails({ smtpUrl });
     await eventually('the e-mail', () => received.length === 1);
     assert.deepEqual(received[0]!.to, ['late@acme.test']);
+    await eventually('its outbox row marked sent', async () => (await sentRows()).length === 1);
     assert.deepEqual(await sentRows(), [id]);
   });
 
@@ -279,6 +282,7 @@ describe('completion e-mail over SMTP', () => {
     assert.deepEqual(await sentRows(), []);
     refuse = false;
     await eventually('the e-mail after the retry', () => received.length === 1, 15_000);
+    await eventually('its outbox row marked sent', async () => (await sentRows()).length === 1);
     assert.deepEqual(await sentRows(), [id]);
   });
 });
