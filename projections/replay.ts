@@ -15,7 +15,7 @@
 // not transient is rolled back and leaves its read model to the runner's pages, which park the
 // events at fault (runner.ts).
 import type { PoolClient } from 'pg';
-import type { HorizonExemption, LogInDatabase, Position } from '../src/eventstore/port.ts';
+import { inExemptTransaction, type HorizonExemption, type LogInDatabase, type Position } from '../src/eventstore/port.ts';
 import { writeCheckpoints } from './checkpoints.ts';
 import { errorText, isTransient } from './parking.ts';
 import { ident, type LoggedEvent, type Projection, type ReplaySource } from './projection.ts';
@@ -186,20 +186,7 @@ async function copyRest(client: PoolClient, log: LogInDatabase, schema: string, 
   try {
     await client.query(`DROP TABLE IF EXISTS ${restTable(schema)}`);
     // In a transaction exempt from the horizon: the copy scans the whole log.
-    await client.query('BEGIN');
-    let exemption: HorizonExemption | undefined;
-    try {
-      exemption = await log.exemptFromHorizon(client);
-      const copied = await log.copyExcept(client, restTable(schema), VIDEO_EVENT_TYPES, upTo);
-      await exemption.beforeCommit();
-      await client.query('COMMIT');
-      return copied;
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw error;
-    } finally {
-      await exemption?.end();
-    }
+    return await inExemptTransaction(log, client, () => log.copyExcept(client, restTable(schema), VIDEO_EVENT_TYPES, upTo));
   } catch (error) {
     if (isTransient(error)) throw error;
     warn('the rest of the log cannot be copied; its read models read it in the log', { error: errorText(error) });

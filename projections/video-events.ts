@@ -9,7 +9,7 @@
 // page by page, which parks the event (runner.ts).
 import type { PoolClient } from 'pg';
 import type { VideoEvent } from '../src/domain/video.ts';
-import type { HorizonExemption, LogInDatabase } from '../src/eventstore/port.ts';
+import { inExemptTransaction, type LogInDatabase } from '../src/eventstore/port.ts';
 import { ident, typeList } from './projection.ts';
 
 /** The fields of the video events the replays read, by their names in the events' data. */
@@ -52,10 +52,7 @@ export async function stageVideoEvents(client: PoolClient, schema: string, log: 
   // 4,000,000-event log took 9.7-9.8 s so, against 10.3-10.5 s.
   const columns = `${[...FIELDS, 'metrics', 'metadata'].map((f) => `"${f}" text`).join(', ')}`;
   await client.query(`DROP TABLE IF EXISTS ${staged}`);
-  await client.query('BEGIN');
-  let exemption: HorizonExemption | undefined;
-  try {
-    exemption = await logInDatabase.exemptFromHorizon(client);
+  return inExemptTransaction(logInDatabase, client, async () => {
     // The lanes already keep every core busy: workers of a parallel plan would only pass the
     // rows to the lane through shared memory.
     await client.query('SET LOCAL max_parallel_workers_per_gather = 0');
@@ -78,15 +75,8 @@ export async function stageVideoEvents(client: PoolClient, schema: string, log: 
     // default one took 0.3-0.5 s a part, which every replay waits for.
     await client.query('SET LOCAL default_statistics_target = 10');
     await client.query(`ANALYZE ${staged}`);
-    await exemption.beforeCommit();
-    await client.query('COMMIT');
     return rowCount ?? 0;
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw error;
-  } finally {
-    await exemption?.end();
-  }
+  });
 }
 
 /** A FROM item named `video_events` over every part staged. */

@@ -177,6 +177,27 @@ export interface HorizonExemption {
   end(): Promise<void>;
 }
 
+/**
+ * `work` in a transaction on `client` that the log's readers do not wait for (it must append no
+ * event): committed when `work` resolves, rolled back when it throws; the exemption ends either way.
+ */
+export async function inExemptTransaction<T>(log: Pick<LogInDatabase, 'exemptFromHorizon'>, client: SqlClient, work: () => Promise<T>): Promise<T> {
+  await client.query('BEGIN');
+  let exemption: HorizonExemption | undefined;
+  try {
+    exemption = await log.exemptFromHorizon(client);
+    const result = await work();
+    await exemption.beforeCommit();
+    await client.query('COMMIT');
+    return result;
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw error;
+  } finally {
+    await exemption?.end();
+  }
+}
+
 export class WrongExpectedRevision extends Error {
   constructor(
     readonly streamId: string,
