@@ -48,22 +48,6 @@ async function signedInMember(candidates: readonly Credentials[], password: stri
   return null;
 }
 
-/**
- * Whether `password` already signs this address in to another organization (`others`: the
- * address's active memberships, the invited one not among them). Sign-in takes the first
- * membership whose password matches, so such a password would leave the new one unreachable.
- * An address with no other password costs one scrypt all the same.
- */
-async function opensAnother(others: readonly Credentials[], password: string): Promise<boolean> {
-  const hashes = others.flatMap((c) => (c.passwordHash === null ? [] : [c.passwordHash]));
-  if (hashes.length === 0) {
-    await verifyPassword(password, DUMMY_HASH);
-    return false;
-  }
-  for (const hash of hashes) if (await verifyPassword(password, hash)) return true;
-  return false;
-}
-
 /** Runs `work` for `key` after any other run for it in this process has ended. */
 function oneAtATime() {
   const tails = new Map<string, Promise<unknown>>();
@@ -188,7 +172,9 @@ export async function dashboardPlugin(app: FastifyInstance, deps: ApiDeps, optio
       // hand is no way around it.
       if (!throttle.attempt(invitation.email)) return 'throttled' as const;
       const others = (await credentialsByEmail(deps.pool, invitation.email)).filter((c) => c.memberId !== invitation.memberId);
-      if (await opensAnother(others, password)) return 'in use' as const;
+      // Sign-in takes the first membership whose password matches: a password that already
+      // opens another would leave this one unreachable. No other password costs a scrypt too.
+      if ((await signedInMember(others, password)) !== null) return 'in use' as const;
       try {
         // The invitation's one use is decided in the log first; the password follows it.
         const joined = await joinMember(deps.store, deps.clock, options.wall, { orgId: invitation.orgId, memberId: invitation.memberId, token });
