@@ -15,7 +15,7 @@ import pino, { type Logger } from 'pino';
 import type pg from 'pg';
 import { systemClock, type Clock } from './clock.ts';
 import { apiLogger, buildApp } from './api/app.ts';
-import { healthOf } from './api/health.ts';
+import { healthHandler } from './api/health.ts';
 import { createCollectorSet, type CollectorSet } from './collect/collectors.ts';
 import { liveCollectorsFromEnv } from './collect/collectors/from-env.ts';
 import { Scheduler } from './collect/scheduler.ts';
@@ -312,10 +312,7 @@ export function createService(config: Config, options: ServiceOptions = {}): Ser
       // A role without the API still shows its metrics to Prometheus, and its health.
       const server = Fastify();
       server.get('/metrics', async (_request, reply) => reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()));
-      server.get('/health', async (_request, reply) => {
-        const { code, body } = await healthOf(isReady, pool);
-        return reply.code(code).send(body);
-      });
+      server.get('/health', healthHandler(isReady, pool));
       stops.push({ phase: 1, name: 'metrics server', stop: () => server.close() });
       await server.listen({ host: config.host, port: config.metricsPort });
       metricsUrl = urlOf(server.server.address());

@@ -3,7 +3,7 @@
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Ajv } from 'ajv';
-import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import { Redis } from 'ioredis';
 import { dashboardPlugin } from '../dashboard/plugin.ts';
 import { BatchingEventStore } from '../eventstore/batching.ts';
@@ -20,7 +20,7 @@ import { videoRoutes } from './routes/videos.ts';
 import { referenceDocument } from './reference.ts';
 import { webhookRoutes } from './routes/webhooks.ts';
 import { alertRoutes } from './routes/alerts.ts';
-import { healthOf } from './health.ts';
+import { healthHandler } from './health.ts';
 import { Health, MAX_ID_LENGTH } from './schemas.ts';
 
 export const API_PREFIX = '/api/v1';
@@ -100,11 +100,8 @@ export async function buildApp(given: ApiDeps, options: FastifyServerOptions = {
   await registerDocs(app, `${API_PREFIX}/docs`);
 
   const health = { config: { public: true }, schema: { hide: true, response: { 200: Health, 503: Health } } };
-  const healthHandler = async (_request: unknown, reply: FastifyReply) => {
-    const { code, body } = await healthOf(deps.isReady, deps.pool);
-    return reply.code(code).send(body);
-  };
-  app.get('/health', health, healthHandler);
+  const checkHealth = healthHandler(deps.isReady, deps.pool);
+  app.get('/health', health, checkHealth);
   const { metrics } = deps;
   if (metrics) {
     app.addHook('onResponse', async (request, reply) => {
@@ -132,7 +129,7 @@ export async function buildApp(given: ApiDeps, options: FastifyServerOptions = {
       gate = guard;
       // Unknown paths under the API count against the caller's limit like any request.
       api.setNotFoundHandler({ preHandler: guard }, (_request, reply) => reply.code(404).send({ error: 'Not found' }));
-      api.get('/health', health, healthHandler);
+      api.get('/health', health, checkHealth);
       api.get('/openapi.json', { config: { public: true }, schema: { hide: true } }, async () => app.swagger());
       // One page of the projector, one read of an organization's usage (read-cache.ts).
       const usage = new UsageReads(deps.pool);
