@@ -467,6 +467,3 @@ export class ProjectionRunner {
     this.release();
   }
 }
-
-/** @deprecated The projector owns the read-model tables now (versions.ts): this does nothing. Remove the call. */
-export async function ensureReadModels(_pool: Pool, _schema: string, _projections: readonly Projection[]): Promise<void> {}
