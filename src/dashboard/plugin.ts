@@ -16,7 +16,7 @@ import { formField } from './form.ts';
 import { Html } from './pages/html.ts';
 import { expiredFormPage, invalidInvitePage, invitePage, loginPage, registerPages, tooManyRequestsPage, type SignedIn } from './pages/index.ts';
 import { DUMMY_HASH, hashPassword, passwordProblem, verifyPassword } from './passwords.ts';
-import { credentialsByEmail, invitationByToken, savePassword, type Credentials } from './reads.ts';
+import { credentialsByEmail, invitationByToken, savePasswordOfInvited, type Credentials } from './reads.ts';
 import { SESSION_COOKIE, Sessions } from './sessions.ts';
 import { SignInThrottle } from './sign-in-throttle.ts';
 
@@ -176,9 +176,11 @@ export async function dashboardPlugin(app: FastifyInstance, deps: ApiDeps, optio
       // opens another would leave this one unreachable. No other password costs a scrypt too.
       if ((await signedInMember(others, password)) !== null) return 'in use' as const;
       try {
-        // The invitation's one use is decided in the log first; the password follows it.
+        // The password first, then the join (the invitation's one use, decided in the log): a
+        // failure between the two leaves the invitation unused, to be accepted again, and not
+        // a member without a password.
+        if (!(await savePasswordOfInvited(deps.pool, invitation.memberId, await hashPassword(password)))) return 'invalid' as const;
         const joined = await joinMember(deps.store, deps.clock, options.wall, { orgId: invitation.orgId, memberId: invitation.memberId, token });
-        await savePassword(deps.pool, invitation.memberId, await hashPassword(password));
         await awaitProjection(deps, joined.position);
         return 'joined' as const;
       } catch (error) {

@@ -36,6 +36,23 @@ export async function savePassword(pool: Pool, memberId: string, passwordHash: s
   );
 }
 
+/**
+ * The password of an invitation being accepted, saved before the join (the invitation's one
+ * use) while the member is still invited: false, and nothing saved, once they have joined or
+ * been removed, so a late second acceptance of a used link cannot replace the password the
+ * first one set. An unjoined member's hash opens nothing (sign-in reads active members only)
+ * and the next acceptance overwrites it.
+ */
+export async function savePasswordOfInvited(pool: Pool, memberId: string, passwordHash: string): Promise<boolean> {
+  const { rowCount } = await pool.query(
+    `INSERT INTO dashboard.credentials (member_id, password_hash)
+     SELECT $1, $2 WHERE EXISTS (SELECT 1 FROM ${rm}.members WHERE member_id = $1 AND status = 'invited')
+     ON CONFLICT (member_id) DO UPDATE SET password_hash = excluded.password_hash, updated_at = now()`,
+    [memberId, passwordHash],
+  );
+  return rowCount === 1;
+}
+
 export interface Invitation {
   memberId: string;
   orgId: string;

@@ -3,7 +3,9 @@
 // working; an address that is a member is refused, as before. Accepting an invitation refuses a
 // password that already signs the address in to another organization (sign-in takes the first
 // membership whose password matches: the new one would be out of reach), also when two
-// invitations are accepted at once; that comparison is counted by the sign-in throttle.
+// invitations are accepted at once; that comparison is counted by the sign-in throttle. An
+// acceptance that fails part way (the database refuses the password or the join) leaves the
+// link usable, and the password the member then chooses is the one that signs them in.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -169,6 +171,60 @@ describe('a password for a new membership', () => {
     assert.deepEqual(answers.map((a) => a.statusCode).sort(), [303, 400], answers.map((a) => a.body).join('\n'));
     const joined = answers[0]!.statusCode === 303 ? one : two;
     assert.equal(await signsInTo(email, 'one password for both', '203.0.113.2'), joined.memberId);
+  });
+
+  /**
+   * Runs `work` while the database refuses `statement` (a trigger on `table`, for rows where
+   * `when` holds): a real failure of that step, gone again also when `work` fails.
+   */
+  async function whileRefusing(table: string, when: string, work: () => Promise<void>): Promise<void> {
+    const pool = service.db.pool;
+    await pool.query(`CREATE OR REPLACE FUNCTION public.refuse_for_test() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused by the test'; END $$`);
+    await pool.query(`CREATE TRIGGER refuse_for_test BEFORE INSERT OR UPDATE ON ${table} FOR EACH ROW WHEN (${when}) EXECUTE FUNCTION public.refuse_for_test()`);
+    try {
+      await work();
+    } finally {
+      await pool.query(`DROP TRIGGER refuse_for_test ON ${table}`);
+    }
+  }
+
+  it('that cannot be saved leaves the invitation unused: accepted again, the member signs in', async () => {
+    const email = 'save-fails@example.test';
+    const invited = await invitation((await service.organization()).orgId, email);
+    await whileRefusing('dashboard.credentials', `NEW.member_id = '${invited.memberId}'`, async () => {
+      const failed = await accept(invited.link, 'the password that was not saved');
+      assert.equal(failed.statusCode, 503, failed.body);
+    });
+    assert.equal((await new Browser().get(invited.link)).statusCode, 200, 'the invitation is still unused');
+    const joined = await accept(invited.link, 'the password saved at last');
+    assert.equal(joined.statusCode, 303, joined.body);
+    assert.equal(await signsInTo(email, 'the password saved at last', '203.0.113.4'), invited.memberId);
+  });
+
+  it('saved before a join that fails opens nothing, and the next acceptance replaces it', async () => {
+    const email = 'join-fails@example.test';
+    const invited = await invitation((await service.organization()).orgId, email);
+    await whileRefusing('es.events', `NEW.type = 'MemberJoined' AND NEW.data->>'memberId' = '${invited.memberId}'`, async () => {
+      const failed = await accept(invited.link, 'the password of the failed join');
+      assert.equal(failed.statusCode, 503, failed.body);
+    });
+    assert.equal(await signsInTo(email, 'the password of the failed join', '203.0.113.5'), null, 'not a member yet');
+    assert.equal((await new Browser().get(invited.link)).statusCode, 200, 'the invitation is still unused');
+    const joined = await accept(invited.link, 'the password of the join');
+    assert.equal(joined.statusCode, 303, joined.body);
+    assert.equal(await signsInTo(email, 'the password of the failed join', '203.0.113.5'), null, 'replaced');
+    assert.equal(await signsInTo(email, 'the password of the join', '203.0.113.5'), invited.memberId);
+  });
+
+  it('sent twice at once through one link: one joins, and its password is the one kept', async () => {
+    const email = 'one-link-twice@example.test';
+    const invited = await invitation((await service.organization()).orgId, email);
+    const passwords = ['the first of two passwords', 'the second of two passwords'];
+    const answers = await Promise.all(passwords.map((p) => accept(invited.link, p)));
+    assert.deepEqual(answers.map((a) => a.statusCode).sort(), [303, 410], answers.map((a) => a.body).join('\n'));
+    const [kept, refused] = answers[0]!.statusCode === 303 ? passwords : [...passwords].reverse();
+    assert.equal(await signsInTo(email, kept!, '203.0.113.6'), invited.memberId);
+    assert.equal(await signsInTo(email, refused!, '203.0.113.6'), null);
   });
 
   it('is compared with the other passwords only while the account may be tried: after 10 failed sign-ins, the throttle answers', async () => {
