@@ -16,6 +16,7 @@ import { formField } from './form.ts';
 import { Html } from './pages/html.ts';
 import { expiredFormPage, invalidInvitePage, invitePage, loginPage, registerPages, tooManyRequestsPage, type SignedIn } from './pages/index.ts';
 import { DUMMY_HASH, hashPassword, passwordProblem, verifyPassword } from './passwords.ts';
+import { plainHttpProblem, secureFor } from './plain-http.ts';
 import { credentialsByEmail, invitationByToken, savePasswordOfInvited, type Credentials } from './reads.ts';
 import { SESSION_COOKIE, Sessions } from './sessions.ts';
 import { SignInThrottle } from './sign-in-throttle.ts';
@@ -24,13 +25,6 @@ declare module 'fastify' {
   interface FastifyRequest {
     member: SignedIn | null;
   }
-}
-
-const LOOPBACK = /^(localhost|127(\.\d{1,3}){3}|\[?::1\]?)$/;
-
-/** Secure cookies, except over plain http on a loopback address (a developer's own machine). */
-function secureFor(request: FastifyRequest): boolean {
-  return request.protocol === 'https' || !LOOPBACK.test(request.hostname);
 }
 
 /**
@@ -131,6 +125,8 @@ export async function dashboardPlugin(app: FastifyInstance, deps: ApiDeps, optio
     const email = formField(request.body, 'email').trim();
     const password = formField(request.body, 'password');
     const again = (error: string, status: number) => html(reply).code(status).send(loginPage({ csrf: new Html(csrfField(reply)), error, email }));
+    const plainHttp = plainHttpProblem(request);
+    if (plainHttp) return again(plainHttp, 403);
     // Counted before the password is checked: attempts sent at once get no more checks than these.
     if (!throttle.attempt(email)) return again('Too many sign-in attempts for this account: wait a few minutes.', 429);
     const found = await signedInMember(await credentialsByEmail(deps.pool, email), password);
@@ -152,7 +148,8 @@ export async function dashboardPlugin(app: FastifyInstance, deps: ApiDeps, optio
     if (!invitation || invitation.status !== 'invited' || invitation.expiresAt.getTime() <= options.wall.now().getTime()) {
       return html(reply).code(410).send(invalidInvitePage());
     }
-    return html(reply).send(invitePage({ csrf: new Html(csrfField(reply)), token: request.params.token, email: invitation.email }));
+    const error = plainHttpProblem(request) ?? undefined;
+    return html(reply).send(invitePage({ csrf: new Html(csrfField(reply)), token: request.params.token, email: invitation.email, error }));
   });
 
   app.post<{ Params: { token: string } }>('/invite/:token', async (request, reply) => {
@@ -164,6 +161,9 @@ export async function dashboardPlugin(app: FastifyInstance, deps: ApiDeps, optio
     }
     const password = formField(request.body, 'password');
     const again = (error: string, status: number) => html(reply).code(status).send(invitePage({ csrf: new Html(csrfField(reply)), token, email: invitation.email, error }));
+    // Refused before the invitation is used: a member whose browser drops the cookie could not sign in either.
+    const plainHttp = plainHttpProblem(request);
+    if (plainHttp) return again(plainHttp, 403);
     const problem = passwordProblem(password, formField(request.body, 'confirm'));
     if (problem) return again(problem, 400);
     const outcome = await settingPassword(invitation.email, async () => {
@@ -198,5 +198,5 @@ export async function dashboardPlugin(app: FastifyInstance, deps: ApiDeps, optio
     return reply.redirect('/', 303);
   });
 
-  registerPages(app, deps, { signedIn: (request) => request.member, csrfField: (_request, reply) => csrfField(reply) }, dashboardCommands(deps, options, sessions));
+  registerPages(app, deps, { signedIn: (request) => request.member, csrfField: (_request, reply) => csrfField(reply), plainHttpProblem }, dashboardCommands(deps, options, sessions));
 }

@@ -2,7 +2,9 @@
 // in two organizations, with a password for each, signs in to the organization whose password
 // it gives; an account's attempts are counted before their passwords are checked, so attempts
 // sent at once get no more checks than attempts sent one by one; text PostgreSQL cannot hold is
-// a 400 before and after sign-in, not a 503.
+// a 400 before and after sign-in, not a 503. Over plain http away from the service's own
+// machine, where the browser would drop the Secure session cookie, the sign-in and invitation
+// pages say so and sign no one in (no silent way back to the sign-in page).
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ManualClock, systemClock } from '../../src/clock.ts';
@@ -27,11 +29,11 @@ async function member(orgId: string, email: string, password: string): Promise<s
   return invited.memberId;
 }
 
-/** What the sign-in page gives a browser: its CSRF token and the cookies that go with it. */
-async function signInForm(): Promise<{ token: string; cookies: string[] }> {
-  const form = await service.app.inject({ url: '/login' });
+/** What a form page (the sign-in page unless `url`) gives a browser: its CSRF token and the cookies that go with it. */
+async function signInForm(options: { url?: string; headers?: Record<string, string> } = {}): Promise<{ token: string; cookies: string[] }> {
+  const form = await service.app.inject({ url: options.url ?? '/login', headers: options.headers });
   const token = /name="_csrf" value="([^"]+)"/.exec(form.body)?.[1];
-  assert.ok(token, 'the sign-in page carries a CSRF token');
+  assert.ok(token, `${options.url ?? '/login'} carries a CSRF token`);
   return { token, cookies: form.cookies.map((c) => `${c.name}=${c.value}`) };
 }
 
@@ -39,13 +41,18 @@ async function signInForm(): Promise<{ token: string; cookies: string[] }> {
  * A form posted as the browser posts it: with the CSRF token of the sign-in page and its cookie.
  * `from`: the client's address (the per-address limit is 20 sign-ins a minute).
  */
-async function post(url: string, fields: Record<string, string>, session?: string, options: { form?: { token: string; cookies: string[] }; from?: string } = {}) {
+async function post(
+  url: string,
+  fields: Record<string, string>,
+  session?: string,
+  options: { form?: { token: string; cookies: string[] }; from?: string; headers?: Record<string, string> } = {},
+) {
   const { token, cookies } = options.form ?? (await signInForm());
   return service.app.inject({
     method: 'POST',
     url,
     remoteAddress: options.from,
-    headers: { cookie: [...cookies, ...(session ? [`${SESSION_COOKIE}=${session}`] : [])].join('; '), 'content-type': 'application/x-www-form-urlencoded' },
+    headers: { ...options.headers, cookie: [...cookies, ...(session ? [`${SESSION_COOKIE}=${session}`] : [])].join('; '), 'content-type': 'application/x-www-form-urlencoded' },
     payload: new URLSearchParams({ ...fields, _csrf: token }).toString(),
   });
 }
@@ -114,6 +121,66 @@ describe('dashboard sign-in', () => {
     const keyAnswer = await post('/keys', { name: 'a\u0000b', mode: 'live' }, session);
     assert.equal(keyAnswer.statusCode, 400, keyAnswer.body);
     assert.equal((await service.app.inject({ url: '/videos?q=fine', headers })).statusCode, 200);
+  });
+});
+
+describe('signing in over plain http', () => {
+  // What a browser sends at http://192.168.1.20:3000/ (a LAN address), and behind a proxy that
+  // terminates TLS for https://dashboard.example.test/. A POST's Origin names the page's scheme.
+  const lan = { host: '192.168.1.20:3000' };
+  const proxied = { host: 'dashboard.example.test', 'x-forwarded-proto': 'https' };
+  const why = /reached over plain http, and its session cookie is only sent over https[^]*Serve the dashboard over https/;
+  const sessionsOf = async (memberId: string) =>
+    (await service.db.pool.query(`SELECT count(*)::int AS n FROM dashboard.sessions WHERE member_id = $1`, [memberId])).rows[0].n as number;
+
+  it('away from the service\'s machine, says why on the sign-in page and refuses to sign in, instead of a cookie the browser drops', async () => {
+    const email = 'lan@example.test';
+    const memberId = await member((await service.organization()).orgId, email, 'the password over the lan');
+    const page = await service.app.inject({ url: '/login', headers: lan });
+    assert.equal(page.statusCode, 200);
+    assert.match(page.body, why);
+    const form = await signInForm({ headers: lan });
+    const answer = await post('/login', { email, password: 'the password over the lan' }, undefined, { form, from: '192.168.1.30', headers: { ...lan, origin: 'http://192.168.1.20:3000' } });
+    assert.equal(answer.statusCode, 403, answer.body);
+    assert.match(answer.body, why);
+    assert.equal(answer.cookies.find((c) => c.name === SESSION_COOKIE), undefined, 'no session cookie');
+    assert.equal(await sessionsOf(memberId), 0, 'no session');
+  });
+
+  it('accepting an invitation away from the service\'s machine says why, and leaves the invitation unused', async () => {
+    const { orgId } = await service.organization();
+    const invited = await inviteMember(service.store, service.clock, systemClock, { orgId, email: 'lan-invite@example.test', role: 'member', by: 'operator' });
+    await service.settle();
+    const url = `/invite/${invited.token}`;
+    const page = await service.app.inject({ url, headers: lan });
+    assert.equal(page.statusCode, 200);
+    assert.match(page.body, why);
+    const form = await signInForm({ url, headers: lan });
+    const fields = { password: 'a password over the lan', confirm: 'a password over the lan' };
+    const answer = await post(url, fields, undefined, { form, headers: { ...lan, origin: 'http://192.168.1.20:3000' } });
+    assert.equal(answer.statusCode, 403, answer.body);
+    assert.match(answer.body, why);
+    const unused = await service.app.inject({ url });
+    assert.equal(unused.statusCode, 200, 'the invitation is still unused');
+    assert.doesNotMatch(unused.body, why, 'nothing to explain on the service\'s own machine');
+  });
+
+  it('behind a proxy that terminates TLS, signs in with a Secure cookie; on the service\'s machine, with one that is not', async () => {
+    const email = 'proxied@example.test';
+    await member((await service.organization()).orgId, email, 'the password behind a proxy');
+    const page = await service.app.inject({ url: '/login', headers: proxied });
+    assert.doesNotMatch(page.body, why);
+    const viaProxy = await post('/login', { email, password: 'the password behind a proxy' }, undefined, {
+      form: await signInForm({ headers: proxied }),
+      from: '192.168.1.31',
+      headers: { ...proxied, origin: 'https://dashboard.example.test' },
+    });
+    assert.equal(viaProxy.statusCode, 303, viaProxy.body);
+    assert.equal(viaProxy.cookies.find((c) => c.name === SESSION_COOKIE)?.secure, true);
+    const local = await post('/login', { email, password: 'the password behind a proxy' }, undefined, { from: '127.0.0.1', headers: { host: '127.0.0.1:3000', origin: 'http://127.0.0.1:3000' } });
+    assert.equal(local.statusCode, 303, local.body);
+    assert.ok(local.cookies.find((c) => c.name === SESSION_COOKIE), 'a session cookie');
+    assert.notEqual(local.cookies.find((c) => c.name === SESSION_COOKIE)?.secure, true);
   });
 });
 

@@ -60,7 +60,7 @@ export function registerPages(app: FastifyInstance, deps: ApiDeps, auth: PageAut
 
   app.get('/login', async (request, reply) => {
     if (auth.signedIn(request)) return reply.redirect('/', 303);
-    return reply.header('cache-control', 'no-store').type('text/html; charset=utf-8').send(loginPage({ csrf: new Html(auth.csrfField(request, reply)) }));
+    return reply.header('cache-control', 'no-store').type('text/html; charset=utf-8').send(loginPage({ csrf: new Html(auth.csrfField(request, reply)), error: auth.plainHttpProblem(request) ?? undefined }));
   });
 
   app.get('/', async (request, reply) => {

@@ -15,6 +15,8 @@ export interface PageAuth {
   signedIn(request: FastifyRequest): SignedIn | null;
   /** The hidden CSRF input every form of the page carries. */
   csrfField(request: FastifyRequest, reply: FastifyReply): string;
+  /** Why this browser could not keep a session (plain http away from loopback), or null. */
+  plainHttpProblem(request: FastifyRequest): string | null;
 }
 
 export interface KeyListing {
