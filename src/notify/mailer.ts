@@ -18,8 +18,9 @@ export interface Mailer {
 
 /**
  * An SMTP conversation that stops answering ends after a minute of silence (nodemailer's
- * default is ten), so one stuck server delays the next e-mails by that much, not for ever,
- * and well within the outbox's claim on a message (src/notify/outbox.ts).
+ * default is ten), so one stuck server delays the next e-mails by that much, not for ever.
+ * A server that answers a byte at a time is never silent: the outbox's deadline ends that
+ * one (message.signal, src/notify/outbox.ts).
  */
 const SMTP_TIMEOUTS = { connectionTimeout: 30_000, greetingTimeout: 30_000, socketTimeout: 60_000 };
 

@@ -4,8 +4,8 @@
 // a slow SMTP server delays only the e-mails, never a reader of the log.
 //
 // Exactly once, as far as SMTP allows: a message is recorded once (its Message-ID is its
-// key), and a sender claims it before sending by moving its next attempt ten minutes ahead
-// (longer than an SMTP conversation can last, src/notify/mailer.ts), so two processes never
+// key), and a sender claims it before sending by moving its next attempt ten minutes ahead,
+// and gives the send up (closing the SMTP connection) at half of that, so two processes never
 // send it at once. A crash after the send and before the mark repeats it later, with the same
 // Message-ID, which receivers use to drop the duplicate.
 import type { ClientBase, Pool } from 'pg';
@@ -21,7 +21,12 @@ export interface OutboxMessage {
   message: Pick<SendMailOptions, 'from' | 'to' | 'subject' | 'text'>;
 }
 
-const CLAIM = '10 minutes';
+export interface OutboxSenderOptions {
+  /** How long a claim on a message lasts (default ten minutes); shorter in tests. */
+  claimMs?: number;
+}
+
+const CLAIM_MS = 10 * 60_000;
 const FIRST_RETRY_MS = 1_000;
 const MAX_RETRY_MS = 5 * 60_000;
 /** After the database failed the sender: try again this much later. */
@@ -51,12 +56,16 @@ export class OutboxSender {
   /** Sent, but the mark did not reach the database yet: marked first on the next pass. */
   private unmarked = new Set<string>();
   private stopped = false;
+  private readonly claimMs: number;
 
   constructor(
     private readonly pool: Pool,
     private readonly mailer: Mailer,
     private readonly onError: (error: unknown) => void,
-  ) {}
+    options: OutboxSenderOptions = {},
+  ) {
+    this.claimMs = options.claimMs ?? CLAIM_MS;
+  }
 
   /** Sends whatever is due now (messages just recorded, or left over from before a restart). */
   kick(): void {
@@ -83,17 +92,22 @@ export class OutboxSender {
   private async drain(): Promise<void> {
     for (const id of this.unmarked) await this.markSent(id);
     while (!this.stopped) {
+      // Taken before the claim, whose time (on the database's clock) starts no earlier than this.
+      const claimedAt = performance.now();
       const { rows } = await this.pool.query<Claimed>(
-        `UPDATE notify.outbox SET next_attempt_at = now() + interval '${CLAIM}', attempts = attempts + 1
+        `UPDATE notify.outbox SET next_attempt_at = now() + $1 * interval '1 millisecond', attempts = attempts + 1
          WHERE message_id = (SELECT message_id FROM notify.outbox WHERE sent_at IS NULL AND next_attempt_at <= now()
                              ORDER BY next_attempt_at LIMIT 1 FOR UPDATE SKIP LOCKED)
          RETURNING message_id, file_name, message, attempts`,
+        [this.claimMs],
       );
       const claimed = rows[0];
       if (!claimed) break;
+      const giveUp = this.giveUpAt(claimedAt + this.claimMs / 2);
       try {
-        await this.mailer.deliver({ ...claimed.message, messageId: claimed.message_id }, claimed.file_name);
-      } catch (error) {
+        await this.mailer.deliver({ ...claimed.message, messageId: claimed.message_id, signal: giveUp.signal }, claimed.file_name);
+      } catch (failure) {
+        const error: unknown = giveUp.signal.aborted ? giveUp.signal.reason : failure;
         this.onError(error);
         const retryMs = Math.min(MAX_RETRY_MS, FIRST_RETRY_MS * 2 ** (claimed.attempts - 1));
         await this.pool.query(
@@ -101,6 +115,8 @@ export class OutboxSender {
           [claimed.message_id, retryMs, String(error)],
         );
         continue;
+      } finally {
+        giveUp.clear();
       }
       this.unmarked.add(claimed.message_id);
       await this.markSent(claimed.message_id);
@@ -118,6 +134,19 @@ export class OutboxSender {
   private async markSent(messageId: string): Promise<void> {
     await this.pool.query(`UPDATE notify.outbox SET sent_at = now(), last_error = NULL WHERE message_id = $1`, [messageId]);
     this.unmarked.delete(messageId);
+  }
+
+  /**
+   * Aborts the send (nodemailer closes the SMTP connection) at `deadline`: the SMTP timeouts end
+   * only a silent conversation, and a server that trickles its bytes would hold the send past the
+   * claim, when another sender claims and sends the message again. Half the claim leaves the
+   * other half for the abort, the retry's write and a late timer.
+   */
+  private giveUpAt(deadline: number): { signal: AbortSignal; clear: () => void } {
+    const controller = new AbortController();
+    const ms = Math.max(0, deadline - performance.now());
+    const timer = setTimeout(() => controller.abort(new Error(`send abandoned after ${Math.round(ms)} ms, before the claim on it runs out; tried again later`)), ms);
+    return { signal: controller.signal, clear: () => clearTimeout(timer) };
   }
 
   private wakeIn(ms: number): void {
