@@ -44,12 +44,21 @@ export async function startServiceClock(pool: Pool, scale: number): Promise<Cloc
   const stored = row ? clockOf(row).now().getTime() : Number.NaN;
   const serviceNow = Number.isFinite(stored) ? Math.max(Date.now(), stored) : Date.now();
   const fresh: ClockRow = { scale, origin_wall: new Date(), origin_service: new Date(serviceNow) };
-  await pool.query(
-    `INSERT INTO public.service_clock (id, scale, origin_wall, origin_service) VALUES (1, $1, $2, $3)
-     ON CONFLICT (id) DO UPDATE SET scale = excluded.scale, origin_wall = excluded.origin_wall, origin_service = excluded.origin_service`,
+  // Processes starting together each computed an origin a few milliseconds apart (seconds of
+  // service time at a high scale): the first to store one at this scale wins, and the others
+  // take the stored one. The upsert waits for a concurrent writer's commit and then leaves a
+  // row already at this scale alone, returning nothing.
+  const { rows } = await pool.query<ClockRow>(
+    `INSERT INTO public.service_clock AS c (id, scale, origin_wall, origin_service) VALUES (1, $1, $2, $3)
+     ON CONFLICT (id) DO UPDATE SET scale = excluded.scale, origin_wall = excluded.origin_wall, origin_service = excluded.origin_service
+     WHERE c.scale IS DISTINCT FROM excluded.scale
+     RETURNING scale, origin_wall, origin_service`,
     [fresh.scale, fresh.origin_wall, fresh.origin_service],
   );
-  return clockOf(fresh);
+  // Read in a statement of its own: the upsert's snapshot may predate the winner's commit.
+  const kept = rows[0] ?? (await readRow(pool));
+  if (!kept) throw new Error('the service clock was stored, and then deleted');
+  return clockOf(kept);
 }
 
 /** The clock the running service uses (for the admin CLI); wall time when none was stored. */
