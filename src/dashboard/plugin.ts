@@ -198,5 +198,17 @@ export async function dashboardPlugin(app: FastifyInstance, deps: ApiDeps, optio
     return reply.redirect('/', 303);
   });
 
-  registerPages(app, deps, { signedIn: (request) => request.member, csrfField: (_request, reply) => csrfField(reply), plainHttpProblem }, dashboardCommands(deps, options, sessions));
+  registerPages(
+    app,
+    deps,
+    {
+      signedIn: (request) => request.member,
+      csrfField: (_request, reply) => csrfField(reply),
+      plainHttpProblem,
+      // Pages hold only for a signed-in request: its cookie is a live session's id.
+      holdShownOnce: (request, text) => sessions.holdShownOnce(request.cookies[SESSION_COOKIE]!, text),
+      takeShownOnce: (request) => sessions.takeShownOnce(request.cookies[SESSION_COOKIE]),
+    },
+    dashboardCommands(deps, options, sessions),
+  );
 }

@@ -1,5 +1,6 @@
 // The dashboard's own tables: secrets that must not be events (password hashes, session ids
-// as hashes) and the per-key request counters the API processes flush.
+// as hashes, a new key's value sealed for its one display) and the per-key request counters
+// the API processes flush.
 import type { Migration } from '../db/migrate.ts';
 
 export const dashboardMigrations: readonly Migration[] = [
@@ -25,5 +26,11 @@ export const dashboardMigrations: readonly Migration[] = [
         requests bigint NOT NULL,
         last_used_at timestamptz NOT NULL
       );`,
+  },
+  {
+    // What a session holds for the page a form redirects to (sessions.ts, holdShownOnce).
+    id: 'dashboard/002-sessions-shown-once',
+    sql: `
+      ALTER TABLE dashboard.sessions ADD COLUMN IF NOT EXISTS shown_once text, ADD COLUMN IF NOT EXISTS shown_once_at timestamptz;`,
   },
 ];

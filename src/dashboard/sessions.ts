@@ -1,9 +1,14 @@
 // Server-side sessions. The cookie holds a random id; the table holds only its SHA-256, so a
 // leaked table opens no session. A new id at every sign-in (no fixation), ended at sign-out,
 // when the member is removed, after 12 hours idle or 7 days in all. Times are wall time.
-import { createHash, randomBytes } from 'node:crypto';
+//
+// A session also holds what one page shows once after a form redirects to it (Post/Redirect/
+// Get: a new key's value). It is sealed under a key derived from the session id, which only
+// the browser's cookie has, so the row alone opens nothing; the first read takes it away.
+import { createHash, hkdfSync, randomBytes } from 'node:crypto';
 import type { Pool } from 'pg';
 import type { Clock } from '../clock.ts';
+import { SecretBox } from '../notify/webhooks/secret-box.ts';
 import { READ_SCHEMA } from '../../projections/index.ts';
 import type { SignedIn } from './pages/model.ts';
 
@@ -12,8 +17,11 @@ export const IDLE_MS = 12 * 3_600_000;
 export const ABSOLUTE_MS = 7 * 24 * 3_600_000;
 /** last_seen_at is written at most this often per session (not on every page). */
 const TOUCH_MS = 60_000;
+/** A value held for the next page and not read by then is not shown later. */
+export const SHOWN_ONCE_MS = 10 * 60_000;
 
 const hashOf = (id: string) => createHash('sha256').update(id).digest('hex');
+const boxOf = (id: string) => SecretBox.fromKey(Buffer.from(hkdfSync('sha256', id, '', 'vidtrack dashboard shown-once', 32)));
 
 export class Sessions {
   constructor(
@@ -47,12 +55,35 @@ export class Sessions {
     return { memberId: row.memberId, orgId: row.orgId, email: row.email, role: row.role };
   }
 
+  /** Keeps `text` for the session's next takeShownOnce (in place of anything held before). */
+  async holdShownOnce(id: string, text: string): Promise<void> {
+    await this.pool.query(`UPDATE dashboard.sessions SET shown_once = $2, shown_once_at = $3 WHERE id_hash = $1`, [hashOf(id), boxOf(id).seal(text), this.wall.now()]);
+  }
+
+  /**
+   * What holdShownOnce kept, once: the read clears it (of two reads at once, one gets it).
+   * Null when nothing is held, or it was held more than SHOWN_ONCE_MS ago.
+   */
+  async takeShownOnce(id: string | undefined): Promise<string | null> {
+    if (!id || id.length > 100) return null;
+    const { rows } = await this.pool.query<{ sealed: string; heldAt: Date }>(
+      `UPDATE dashboard.sessions s SET shown_once = NULL, shown_once_at = NULL
+         FROM (SELECT id_hash, shown_once, shown_once_at FROM dashboard.sessions WHERE id_hash = $1 AND shown_once IS NOT NULL FOR UPDATE) held
+        WHERE s.id_hash = held.id_hash
+        RETURNING held.shown_once AS sealed, held.shown_once_at AS "heldAt"`,
+      [hashOf(id)],
+    );
+    const row = rows[0];
+    if (!row || this.wall.now().getTime() - row.heldAt.getTime() > SHOWN_ONCE_MS) return null;
+    return boxOf(id).open(row.sealed);
+  }
+
   async end(id: string | undefined): Promise<void> {
     if (!id) return;
-    await this.pool.query(`UPDATE dashboard.sessions SET ended_at = $2 WHERE id_hash = $1 AND ended_at IS NULL`, [hashOf(id), this.wall.now()]);
+    await this.pool.query(`UPDATE dashboard.sessions SET ended_at = $2, shown_once = NULL WHERE id_hash = $1 AND ended_at IS NULL`, [hashOf(id), this.wall.now()]);
   }
 
   async endAllOf(memberId: string): Promise<void> {
-    await this.pool.query(`UPDATE dashboard.sessions SET ended_at = $2 WHERE member_id = $1 AND ended_at IS NULL`, [memberId, this.wall.now()]);
+    await this.pool.query(`UPDATE dashboard.sessions SET ended_at = $2, shown_once = NULL WHERE member_id = $1 AND ended_at IS NULL`, [memberId, this.wall.now()]);
   }
 }

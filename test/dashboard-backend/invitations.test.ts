@@ -15,7 +15,8 @@ import { systemClock } from '../../src/clock.ts';
 import { inviteMember, joinMember } from '../../src/commands/member-commands.ts';
 import { hashPassword } from '../../src/dashboard/passwords.ts';
 import { savePassword } from '../../src/dashboard/reads.ts';
-import { SESSION_COOKIE, Sessions } from '../../src/dashboard/sessions.ts';
+import { Sessions } from '../../src/dashboard/sessions.ts';
+import { DashboardClient } from '../support/dashboard-client.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 
 let service: TestService;
@@ -42,56 +43,9 @@ async function member(orgId: string, email: string, password: string, role: 'own
   return invited.memberId;
 }
 
-/** A browser: its cookies (the session's, the CSRF secret's), kept from answer to answer. */
-class Browser {
-  private readonly cookies = new Map<string, string>();
-
-  /** `from`: the client's address (sign-in is limited to 20 a minute per address). */
-  constructor(options: { session?: string; from?: string } = {}) {
-    if (options.session) this.cookies.set(SESSION_COOKIE, options.session);
-    this.from = options.from;
-  }
-
-  private readonly from: string | undefined;
-
-  /** The session cookie, if one is set. */
-  get session(): string | undefined {
-    return this.cookies.get(SESSION_COOKIE);
-  }
-
-  private keep<T extends { cookies: Array<{ name: string; value: string }> }>(answer: T): T {
-    for (const c of answer.cookies) this.cookies.set(c.name, c.value);
-    return answer;
-  }
-
-  private header() {
-    return [...this.cookies].map(([name, value]) => `${name}=${value}`).join('; ');
-  }
-
-  async get(url: string) {
-    return this.keep(await service.app.inject({ url, headers: { cookie: this.header() } }));
-  }
-
-  /** Posts the form of the page at `formUrl`, with its CSRF token. */
-  async post(formUrl: string, url: string, fields: Record<string, string>) {
-    const form = await this.get(formUrl);
-    const token = /name="_csrf" value="([^"]+)"/.exec(form.body)?.[1];
-    assert.ok(token, `${formUrl} carries a CSRF token (${form.statusCode})`);
-    return this.keep(
-      await service.app.inject({
-        method: 'POST',
-        url,
-        remoteAddress: this.from,
-        headers: { cookie: this.header(), 'content-type': 'application/x-www-form-urlencoded' },
-        payload: new URLSearchParams({ ...fields, _csrf: token }).toString(),
-      }),
-    );
-  }
-}
-
-async function ownerBrowser(orgId: string, email: string): Promise<Browser> {
+async function ownerBrowser(orgId: string, email: string): Promise<DashboardClient> {
   const ownerId = await member(orgId, email, 'the owner password, long enough');
-  return new Browser({ session: await new Sessions(service.db.pool, systemClock).start(ownerId) });
+  return new DashboardClient(service.app, { session: await new Sessions(service.db.pool, systemClock).start(ownerId) });
 }
 
 const linkIn = (body: string) => {
@@ -118,7 +72,7 @@ describe('inviting an address again', () => {
     // One row for the address in the list: the new invitation.
     assert.equal(again.body.match(/new@reinvite\.test<\/td>/g)?.length, 1);
 
-    const person = new Browser();
+    const person = new DashboardClient(service.app);
     assert.equal((await person.get(firstLink)).statusCode, 410);
     const refused = await person.post(secondLink, firstLink, { password: 'a password for the new one', confirm: 'a password for the new one' });
     assert.equal(refused.statusCode, 410, 'the old link sets no password');
@@ -137,7 +91,7 @@ describe('a password for a new membership', () => {
   const sessions = () => new Sessions(service.db.pool, systemClock);
   /** The member a sign-in with this address and password opens, or null. */
   async function signsInTo(email: string, password: string, from: string): Promise<string | null> {
-    const browser = new Browser({ from });
+    const browser = new DashboardClient(service.app, { from });
     const answer = await browser.post('/login', '/login', { email, password });
     if (answer.statusCode !== 303) return null;
     return (await sessions().lookup(browser.session))?.memberId ?? null;
@@ -147,7 +101,7 @@ describe('a password for a new membership', () => {
     await service.settle();
     return { memberId: invited.memberId, link: `/invite/${invited.token}` };
   };
-  const accept = (link: string, password: string) => new Browser().post(link, link, { password, confirm: password });
+  const accept = (link: string, password: string) => new DashboardClient(service.app).post(link, link, { password, confirm: password });
 
   it('is refused when it already signs the address in to another organization; another one opens the new organization', async () => {
     const email = 'two-orgs@example.test';
@@ -157,7 +111,7 @@ describe('a password for a new membership', () => {
     assert.equal(reused.statusCode, 400, reused.body);
     assert.match(reused.body, /This password already signs you in to another organization: choose a different one/);
     assert.match(reused.body, /name="password"/, 'the form again, to choose another');
-    assert.equal((await new Browser().get(second.link)).statusCode, 200, 'the invitation is still unused');
+    assert.equal((await new DashboardClient(service.app).get(second.link)).statusCode, 200, 'the invitation is still unused');
     const joined = await accept(second.link, 'the password of the second org');
     assert.equal(joined.statusCode, 303, joined.body);
     assert.equal(await signsInTo(email, 'the password of the first org', '203.0.113.1'), first);
@@ -235,6 +189,6 @@ describe('a password for a new membership', () => {
     const throttled = await accept(second.link, 'the password being guessed');
     assert.equal(throttled.statusCode, 429, throttled.body);
     assert.match(throttled.body, /Too many password attempts for this account/);
-    assert.equal((await new Browser().get(second.link)).statusCode, 200, 'the invitation is still unused');
+    assert.equal((await new DashboardClient(service.app).get(second.link)).statusCode, 200, 'the invitation is still unused');
   });
 });

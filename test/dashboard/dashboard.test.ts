@@ -116,6 +116,12 @@ describe('the dashboard in a browser', { timeout: 600_000 }, () => {
     await page.getByRole('button', { name: 'Create key' }).click();
     const key = (await page.getByTestId('new-key-value').textContent())?.trim() ?? '';
     assert.match(key, /^vt_live_/);
+    // Post/Redirect/Get: the value is on the page the form redirected to, whose reload shows it
+    // no more and creates no second key.
+    assert.equal(new URL(page.url()).pathname, '/keys');
+    await page.reload();
+    assert.equal(await page.getByTestId('new-key-value').count(), 0, 'a reload shows the value no more');
+    assert.equal(await page.getByRole('row').filter({ hasText: 'reporting server' }).count(), 1, 'a reload creates no key');
     for (let i = 0; i < 3; i++) assert.equal(await apiStatus(key), 200);
 
     const row = page.getByRole('row').filter({ hasText: 'reporting server' });

@@ -73,9 +73,13 @@ export function registerPages(app: FastifyInstance, deps: ApiDeps, auth: PageAut
   const showKeys = async (reply: FastifyReply, seen: { me: SignedIn; viewer: Viewer }, view: Omit<KeysView, 'keys'> = {}, status = 200) =>
     reply.code(status).send(keysPage(seen.viewer, { ...view, keys: await commands.listKeys(seen.me.orgId) }));
 
+  // A new key's value is shown by the page its form redirects to, once: a reload of that page
+  // creates no key and shows the value no more (its session held it for one read).
   app.get('/keys', async (request, reply) => {
     const seen = await viewerOf(request, reply);
-    return seen ? showKeys(reply, seen) : reply;
+    if (!seen) return reply;
+    const held = await auth.takeShownOnce(request);
+    return showKeys(reply, seen, held ? { created: JSON.parse(held) as KeysView['created'] } : {});
   });
 
   app.post('/keys', async (request, reply) => {
@@ -87,7 +91,8 @@ export function registerPages(app: FastifyInstance, deps: ApiDeps, auth: PageAut
     if (name.length === 0 || name.length > 100) return showKeys(reply, seen, { form, error: 'Name must be 1 to 100 characters.' }, 400);
     if (!mode) return showKeys(reply, seen, { form, error: 'Choose Live or Test.' }, 400);
     const created = await commands.createKey(seen.me.orgId, { name, mode, by: seen.me });
-    return showKeys(reply, seen, { created: { name, apiKey: created.apiKey } });
+    await auth.holdShownOnce(request, JSON.stringify({ name, apiKey: created.apiKey }));
+    return reply.redirect('/keys', 303);
   });
 
   app.post<{ Params: { id: string } }>('/keys/:id/delete', async (request, reply) => {

@@ -17,6 +17,10 @@ export interface PageAuth {
   csrfField(request: FastifyRequest, reply: FastifyReply): string;
   /** Why this browser could not keep a session (plain http away from loopback), or null. */
   plainHttpProblem(request: FastifyRequest): string | null;
+  /** Keeps `text` in the signed-in request's session for the page a form redirects to. */
+  holdShownOnce(request: FastifyRequest, text: string): Promise<void>;
+  /** What holdShownOnce kept in this request's session, once; null when nothing is held. */
+  takeShownOnce(request: FastifyRequest): Promise<string | null>;
 }
 
 export interface KeyListing {

@@ -1,0 +1,75 @@
+// Keys over HTTP. Creating one is Post/Redirect/Get: the POST creates the key and answers 303
+// to /keys, which shows its value once; a reload shows it no more and creates nothing, and the
+// value is in no log, no cookie and, in clear, no table.
+import assert from 'node:assert/strict';
+import { Writable } from 'node:stream';
+import { after, before, describe, it } from 'node:test';
+import { systemClock } from '../../src/clock.ts';
+import { inviteMember, joinMember } from '../../src/commands/member-commands.ts';
+import { Sessions } from '../../src/dashboard/sessions.ts';
+import { DashboardClient } from '../support/dashboard-client.ts';
+import { startTestService, type TestService } from '../support/service.ts';
+
+let service: TestService;
+/** Every line the API logged. */
+const logged: string[] = [];
+before(async () => {
+  const logStream = new Writable({
+    write(chunk, _encoding, done) {
+      logged.push(String(chunk));
+      done();
+    },
+  });
+  service = await startTestService({ logStream });
+});
+after(() => service?.close());
+
+/** An owner of a new organization, signed in to the dashboard. */
+async function signedInOwner(): Promise<{ orgId: string; memberId: string; client: DashboardClient }> {
+  const { orgId } = await service.organization();
+  const invited = await inviteMember(service.store, service.clock, systemClock, { orgId, email: `owner-${orgId}@example.test`, role: 'owner', by: 'operator' });
+  await joinMember(service.store, service.clock, systemClock, { orgId, memberId: invited.memberId, token: invited.token });
+  await service.settle();
+  return { orgId, memberId: invited.memberId, client: new DashboardClient(service.app, { session: await new Sessions(service.db.pool, systemClock).start(invited.memberId) }) };
+}
+
+const keyCount = async (orgId: string) => (await service.db.pool.query(`SELECT count(*)::int AS n FROM rm.api_keys WHERE org_id = $1`, [orgId])).rows[0].n as number;
+const shownKey = (body: string) => /data-testid="new-key-value"[^>]*>([^<]+)</.exec(body)?.[1];
+
+describe('creating a key in the dashboard', () => {
+  it('redirects to the page that shows its value once; a reload shows it no more and creates no key', async () => {
+    const { orgId, memberId, client } = await signedInOwner();
+    const before = await keyCount(orgId);
+    const created = await client.post('/keys', '/keys', { name: 'reporting server', mode: 'live' });
+    assert.equal(created.statusCode, 303, created.body);
+    assert.equal(created.headers.location, '/keys');
+    assert.equal(await keyCount(orgId), before + 1);
+    // What the table holds while the value waits for its page, and what another session of the member sees meanwhile.
+    const held = (await service.db.pool.query(`SELECT s::text AS row FROM dashboard.sessions s WHERE shown_once IS NOT NULL`)).rows.map((r) => r.row as string);
+    assert.equal(held.length, 1, 'the session holds the value for its page');
+    const elsewhere = new DashboardClient(service.app, { session: await new Sessions(service.db.pool, systemClock).start(memberId) });
+    assert.equal(shownKey((await elsewhere.get('/keys')).body), undefined, "another session of the member's is not shown it");
+
+    const shown = await client.get('/keys');
+    assert.equal(shown.statusCode, 200, shown.body);
+    assert.match(shown.body, /Key “reporting server” created/);
+    const key = shownKey(shown.body);
+    assert.match(key ?? '', /^vt_live_/, 'the page after the redirect shows the new key');
+    assert.equal((await service.app.inject({ url: '/api/v1/usage', headers: { 'x-api-key': key! } })).statusCode, 200, 'the value shown is the key');
+
+    const reloaded = await client.get('/keys');
+    assert.equal(reloaded.statusCode, 200);
+    assert.equal(shownKey(reloaded.body), undefined, 'a reload shows no value');
+    assert.ok(!reloaded.body.includes(key!), 'nor the key anywhere on the page');
+    assert.equal(await keyCount(orgId), before + 1, 'a reload creates no key');
+
+    const sessions = await service.db.pool.query(`SELECT s::text AS row FROM dashboard.sessions s`);
+    for (const row of [...held, ...sessions.rows.map((r) => r.row as string)]) assert.ok(!row.includes(key!), 'no session row holds the key in clear');
+    assert.equal((await service.db.pool.query(`SELECT 1 FROM dashboard.sessions WHERE shown_once IS NOT NULL`)).rowCount, 0, 'nothing is held once shown');
+    for (const answer of [created, shown, reloaded]) {
+      for (const c of answer.cookies) assert.ok(!c.value.includes(key!), `cookie ${c.name} holds no key`);
+    }
+    assert.ok(logged.length > 0, 'the API logged its requests');
+    assert.ok(!logged.some((line) => line.includes(key!)), 'no log line holds the key');
+  });
+});
