@@ -33,7 +33,10 @@ export interface ApiDeps {
   webhooks?: { box: SecretBox; policy: UrlPolicy; kick?: () => void };
 }
 
-/** Read-your-writes: answer a command only once the read models show its events (bounded). */
-export async function awaitProjection(deps: ApiDeps, position: Position | null): Promise<void> {
-  await deps.watcher.waitFor(position, deps.readYourWritesMs ?? 2_000);
+/**
+ * Read-your-writes: answer a command only once the read models show its events (bounded).
+ * False when the wait ran out first: an answer that shows the read models must then say so.
+ */
+export function awaitProjection(deps: ApiDeps, position: Position | null): Promise<boolean> {
+  return deps.watcher.waitFor(position, deps.readYourWritesMs ?? 2_000);
 }

@@ -104,8 +104,7 @@ export function dashboardCommands(deps: ApiDeps, options: DashboardOptions, sess
     async deleteKey(orgId, keyId) {
       if (!(await isActiveKeyOf(pool, orgId, keyId))) return 'not_found';
       const revoked = await revokeKey(store, clock, orgId, keyId);
-      await awaitProjection(deps, revoked.position);
-      return 'deleted';
+      return (await awaitProjection(deps, revoked.position)) ? 'deleted' : 'recorded';
     },
     listMembers: (orgId) => listMembers(pool, orgId),
     async inviteMember(orgId, { email, role, by }) {

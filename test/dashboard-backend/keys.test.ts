@@ -1,14 +1,18 @@
 // Keys over HTTP. Creating one is Post/Redirect/Get: the POST creates the key and answers 303
 // to /keys, which shows its value once; a reload shows it no more and creates nothing, and the
-// value is in no log, no cookie and, in clear, no table.
+// value is in no log, no cookie and, in clear, no table. Deleting one waits (boundedly) for the
+// read models to show it: when that wait runs out, the page says the deletion is recorded and
+// takes effect in a moment, rather than reporting it done above a list that may still show it.
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import { systemClock } from '../../src/clock.ts';
+import { issueKey } from '../../src/commands/account-commands.ts';
 import { inviteMember, joinMember } from '../../src/commands/member-commands.ts';
 import { Sessions } from '../../src/dashboard/sessions.ts';
 import { DashboardClient } from '../support/dashboard-client.ts';
 import { startTestService, type TestService } from '../support/service.ts';
+import { until } from '../support/wait.ts';
 
 let service: TestService;
 /** Every line the API logged. */
@@ -71,5 +75,55 @@ describe('creating a key in the dashboard', () => {
     }
     assert.ok(logged.length > 0, 'the API logged its requests');
     assert.ok(!logged.some((line) => line.includes(key!)), 'no log line holds the key');
+  });
+});
+
+describe('deleting a key in the dashboard', () => {
+  /** A key of the organization, projected, that the API accepts. */
+  async function key(orgId: string, name: string) {
+    const issued = await issueKey(service.store, service.clock, { orgId, name, mode: 'live' });
+    await service.settle();
+    return issued;
+  }
+  const usage = async (apiKey: string) => (await service.app.inject({ url: '/api/v1/usage', headers: { 'x-api-key': apiKey } })).statusCode;
+  const listed = (body: string, name: string) => body.includes(`<td>${name}</td>`);
+
+  it('says the key was deleted once the read models show it', async () => {
+    const { orgId, client } = await signedInOwner();
+    const { keyId, apiKey } = await key(orgId, 'old laptop');
+    const deleted = await client.post('/keys', `/keys/${keyId}/delete`, {});
+    assert.equal(deleted.statusCode, 200, deleted.body);
+    assert.match(deleted.body, /The key was deleted: requests with it are refused from now on\./);
+    assert.ok(!listed(deleted.body, 'old laptop'));
+    assert.equal(await usage(apiKey), 401);
+  });
+
+  it('says the deletion is recorded and shows in a moment when the read models lag past the wait', async () => {
+    const { orgId, client } = await signedInOwner();
+    const { keyId, apiKey } = await key(orgId, 'lagging key');
+    // The key's read-model row locked by another transaction: the projector's update of it
+    // waits, past the dashboard's 2 s wait for the read models, until the lock is let go.
+    const lock = await service.db.pool.connect();
+    let released = false;
+    const release = async () => {
+      if (released) return;
+      released = true;
+      await lock.query('ROLLBACK');
+    };
+    try {
+      await lock.query('BEGIN');
+      await lock.query(`SELECT 1 FROM rm.api_keys WHERE key_id = $1 FOR UPDATE`, [keyId]);
+      const deleted = await client.post('/keys', `/keys/${keyId}/delete`, {});
+      assert.equal(deleted.statusCode, 200, deleted.body);
+      assert.match(deleted.body, /The deletion is recorded and takes effect in a moment/);
+      assert.doesNotMatch(deleted.body, /The key was deleted/, 'no claim the read models do not back');
+      assert.ok(listed(deleted.body, 'lagging key'), 'the list is the read model as it stands: still with the key');
+      await release();
+    } finally {
+      await release().catch(() => undefined);
+      lock.release();
+    }
+    await until('the deleted key to leave the list', async () => (listed((await client.get('/keys')).body, 'lagging key') ? undefined : true), 10_000);
+    assert.equal(await usage(apiKey), 401);
   });
 });

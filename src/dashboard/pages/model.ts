@@ -77,8 +77,12 @@ export interface DashboardCommands {
   orgName(orgId: string): Promise<string>;
   listKeys(orgId: string): Promise<KeyListing[]>;
   createKey(orgId: string, input: { name: string; mode: KeyMode; by: SignedIn }): Promise<{ keyId: string; apiKey: string }>;
-  /** The revoke command: the key stops working in every API process once this returns. */
-  deleteKey(orgId: string, keyId: string, by: SignedIn): Promise<'deleted' | 'not_found'>;
+  /**
+   * The revoke command. 'deleted': the read models show it, and the key stops working in every
+   * API process. 'recorded': it is in the log, but the read models did not show it within the
+   * wait, so the key may still work and be listed for a moment.
+   */
+  deleteKey(orgId: string, keyId: string, by: SignedIn): Promise<'deleted' | 'recorded' | 'not_found'>;
   listMembers(orgId: string): Promise<MemberListing[]>;
   /** `mailed` false: the invitation stands, but its e-mail could not be sent (the link is shown instead). */
   /** `replaced`: the address had an unused invitation (lost, expired), whose link no longer works. */
