@@ -149,7 +149,7 @@ describe('a password for a new membership', () => {
       const failed = await accept(invited.link, 'the password that was not saved');
       assert.equal(failed.statusCode, 503, failed.body);
     });
-    assert.equal((await new Browser().get(invited.link)).statusCode, 200, 'the invitation is still unused');
+    assert.equal((await new DashboardClient(service.app).get(invited.link)).statusCode, 200, 'the invitation is still unused');
     const joined = await accept(invited.link, 'the password saved at last');
     assert.equal(joined.statusCode, 303, joined.body);
     assert.equal(await signsInTo(email, 'the password saved at last', '203.0.113.4'), invited.memberId);
@@ -163,7 +163,7 @@ describe('a password for a new membership', () => {
       assert.equal(failed.statusCode, 503, failed.body);
     });
     assert.equal(await signsInTo(email, 'the password of the failed join', '203.0.113.5'), null, 'not a member yet');
-    assert.equal((await new Browser().get(invited.link)).statusCode, 200, 'the invitation is still unused');
+    assert.equal((await new DashboardClient(service.app).get(invited.link)).statusCode, 200, 'the invitation is still unused');
     const joined = await accept(invited.link, 'the password of the join');
     assert.equal(joined.statusCode, 303, joined.body);
     assert.equal(await signsInTo(email, 'the password of the failed join', '203.0.113.5'), null, 'replaced');
