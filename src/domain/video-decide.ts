@@ -1,6 +1,7 @@
 // Video commands and the pure decide function over the video stream's state.
 import { HOUR_MS } from '../clock.ts';
 import { DomainError } from './errors.ts';
+import { countsAsFailedHour } from './failed-hours.ts';
 import { SNAPSHOT_PRICE, type Micros } from './money.ts';
 import { trackingShortfall } from './tracking-funds.ts';
 import type { KeyMode, Metrics, Platform, VideoMetadata } from './platform.ts';
@@ -99,7 +100,9 @@ export function decideVideo(command: VideoCommand, state: VideoState): VideoEven
       if (command.slot < state.nextSlot) return [];
       if (state.status !== 'monitoring') throw new DomainError('not_monitoring', 'Video is not being monitored');
       if (command.slot >= totalSlots(state.durationDays)) throw new DomainError('invalid_argument', `slot ${command.slot} is past the tracking period`);
-      const consecutiveFailures = state.consecutiveFailures + 1;
+      // A late slot's failure is recorded with the count unchanged (failed-hours.ts).
+      const counted = countsAsFailedHour(state.startedAt, command.slot, command.reason, command.now.getTime());
+      const consecutiveFailures = state.consecutiveFailures + (counted ? 1 : 0);
       const message = cleanText(command.message, MAX_MESSAGE_LENGTH);
       const events: VideoEvent[] = [
         {

@@ -42,6 +42,10 @@ export type SnapshotRecorded = {
 /** `unstorable`: the platform answered, but the answer could not be written to the log. */
 export type FailureReason = 'not_found' | 'deleted' | 'unreachable' | 'unstorable';
 
+/**
+ * `consecutiveFailures`: failed hours in a row so far, this one included when it counts. A slot
+ * tried only after its hour (a scheduler catching up) leaves it as it was (failed-hours.ts).
+ */
 export type CollectionFailed = {
   type: 'CollectionFailed';
   data: { videoId: string; orgId: string; slot: number; at: string; reason: FailureReason; message: string; consecutiveFailures: number };

@@ -358,6 +358,50 @@ describe('RecordCollectionFailure', () => {
   });
 });
 
+describe('RecordCollectionFailure of a slot tried after its hour (a scheduler catching up)', () => {
+  const MINUTE_MS = 60_000;
+  const lateFailure = (slot: number, consecutiveFailures: number, when: number, reason: FailureReason = 'unreachable'): VideoEvent => ({
+    type: 'CollectionFailed',
+    data: { videoId, orgId, slot, at: iso(when), reason, message: `failed: ${reason}`, consecutiveFailures },
+  });
+  const back = 4 * HOUR_MS + 10 * MINUTE_MS; // the scheduler is back after 4 h down
+
+  it('is recorded (the slot is missed) without counting toward error', () => {
+    const { state } = given(tracked()).when(recordFailure(1, 'unreachable', back)).then([lateFailure(1, 0, back)]);
+    assert.ok(state.exists);
+    assert.equal(state.nextSlot, 2);
+    assert.equal(state.consecutiveFailures, 0);
+  });
+
+  it('three late slots failing in one moment leave the video monitoring; only the slot of the hour just over counts', () => {
+    const { state } = given([...tracked(), lateFailure(1, 0, back), lateFailure(2, 0, back)])
+      .when(recordFailure(3, 'unreachable', back))
+      .then([lateFailure(3, 1, back)]);
+    assert.ok(state.exists);
+    assert.equal(state.status, 'monitoring');
+  });
+
+  it('a platform answer (not found, deleted) counts only within its slot\'s own hour', () => {
+    given(tracked()).when(recordFailure(3, 'deleted', back)).then([lateFailure(3, 0, back, 'deleted')]);
+    given(tracked()).when(recordFailure(4, 'deleted', back)).then([lateFailure(4, 1, back, 'deleted')]);
+  });
+
+  it('a platform that keeps failing after the catch-up still errors after 3 hours', () => {
+    const history = [...tracked(), lateFailure(1, 0, back), lateFailure(2, 0, back), lateFailure(3, 1, back), lateFailure(4, 2, 5 * HOUR_MS)];
+    given(history)
+      .when(recordFailure(5, 'unreachable', 6 * HOUR_MS))
+      .then([
+        lateFailure(5, 3, 6 * HOUR_MS),
+        { type: 'VideoErrored', data: { videoId, orgId, mode: 'live', at: iso(6 * HOUR_MS), isDeleted: false, message: 'failed: unreachable' } },
+      ]);
+  });
+
+  it('an unreachable slot recorded when its hour is over counts, as the scheduler records it on time', () => {
+    given(tracked()).when(recordFailure(1, 'unreachable', 2 * HOUR_MS)).then([lateFailure(1, 1, 2 * HOUR_MS)]);
+    given(tracked()).when(recordFailure(1, 'unreachable', 3 * HOUR_MS)).then([lateFailure(1, 0, 3 * HOUR_MS)]);
+  });
+});
+
 describe('Pause and Resume', () => {
   it('pauses a monitoring video', () => {
     const { state } = given(tracked()).when(pause(2 * HOUR_MS)).then([paused(2 * HOUR_MS)]);
