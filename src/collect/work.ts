@@ -88,11 +88,13 @@ function commandFor(video: VideoWork, result: FetchResult, now: Date): VideoComm
   if (result.status === 'not_found') {
     return { type: 'RecordCollectionFailure', slot, reason: result.deleted ? 'deleted' : 'not_found', message: result.message, now };
   }
-  // Unreachable or unreadable: retry the slot until its hour is over, then count the hour as failed.
+  // Unreachable, unreadable or held back by our own limit: retry the slot until its hour is
+  // over, then record it failed (the decider counts only the platform's failures toward error).
   const hourEnds = slotDueAt(video.monitoring_started_ms, slot) + HOUR_MS;
   if (now.getTime() >= hourEnds) {
     retryAt.delete(video.video_id);
-    return { type: 'RecordCollectionFailure', slot, reason: 'unreachable', message: result.message, now };
+    const reason = result.status === 'unavailable' && result.ownLimit ? 'own_limit' : 'unreachable';
+    return { type: 'RecordCollectionFailure', slot, reason, message: result.message, now };
   }
   // Not before the platform's word, nor after the hour's end: a wait past it would keep the
   // hour from ever being counted.

@@ -39,8 +39,12 @@ export type SnapshotRecorded = {
   };
 };
 
-/** `unstorable`: the platform answered, but the answer could not be written to the log. */
-export type FailureReason = 'not_found' | 'deleted' | 'unreachable' | 'unstorable';
+/**
+ * `unstorable`: the platform answered, but the answer could not be written to the log.
+ * `own_limit`: the platform was not asked in the slot's hour because of a limit on our side (our
+ * quota spent, a rate-limit window or Retry-After running): the slot is missed, never counted.
+ */
+export type FailureReason = 'not_found' | 'deleted' | 'unreachable' | 'unstorable' | 'own_limit';
 
 /**
  * `consecutiveFailures`: failed hours in a row so far, this one included when it counts. A slot

@@ -9,9 +9,9 @@ describe('Backoff', () => {
 
   it('blocks until the time given, a later block winning over an earlier one', () => {
     const backoff = new Backoff(new ManualClock(start));
-    assert.deepEqual(backoff.block(inMinutes(15), 'window used'), { status: 'unavailable', message: 'window used', retryAfter: inMinutes(15) });
+    assert.deepEqual(backoff.block(inMinutes(15), 'window used'), { status: 'unavailable', message: 'window used', retryAfter: inMinutes(15), ownLimit: true });
     backoff.block(inMinutes(5), 'earlier');
-    assert.deepEqual(backoff.blocked(), { status: 'unavailable', message: 'window used', retryAfter: inMinutes(15) });
+    assert.deepEqual(backoff.blocked(), { status: 'unavailable', message: 'window used', retryAfter: inMinutes(15), ownLimit: true });
   });
 
   it('blocks a day at most, however far the platform names', () => {
@@ -25,10 +25,10 @@ describe('Backoff', () => {
 
   it('takes a time that is no date for no block, and keeps the one it has', () => {
     const backoff = new Backoff(new ManualClock(start));
-    assert.deepEqual(backoff.block(new Date(Number.NaN), 'unreadable'), { status: 'unavailable', message: 'unreadable' });
+    assert.deepEqual(backoff.block(new Date(Number.NaN), 'unreadable'), { status: 'unavailable', message: 'unreadable', ownLimit: true });
     assert.equal(backoff.blocked(), undefined);
     backoff.block(inMinutes(15), 'window used');
     backoff.block(new Date(Number.NaN), 'unreadable');
-    assert.deepEqual(backoff.blocked(), { status: 'unavailable', message: 'window used', retryAfter: inMinutes(15) });
+    assert.deepEqual(backoff.blocked(), { status: 'unavailable', message: 'window used', retryAfter: inMinutes(15), ownLimit: true });
   });
 });

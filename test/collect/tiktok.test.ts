@@ -141,13 +141,13 @@ describe('TikTokCollector', () => {
     assert.equal((await tiktok.collect([ref('tiktok', id)]))[0]!.status, 'ok');
   });
 
-  it('answers a Retry-After already due as a plain unavailable, and blocks nothing', async () => {
+  it('answers a Retry-After already due as unavailable (our limit) with no retry time, and blocks nothing', async () => {
     fake.behaviour = 'rate-limited';
     fake.retryAfter = '0';
     const tiktok = collector();
     const id = tiktokIdAt('2026-06-01T00:00:00Z', 1);
     const [result] = await tiktok.collect([ref('tiktok', id)]);
-    assert.deepEqual(result, { status: 'unavailable', message: 'TikTok rate limit: rate_limit_exceeded: API rate limit exceeded' });
+    assert.deepEqual(result, { status: 'unavailable', message: 'TikTok rate limit: rate_limit_exceeded: API rate limit exceeded', ownLimit: true });
     fake.behaviour = 'normal';
     fake.videos.set(id, video());
     assert.equal((await tiktok.collect([ref('tiktok', id)]))[0]!.status, 'ok');

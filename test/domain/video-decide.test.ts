@@ -396,6 +396,12 @@ describe('RecordCollectionFailure of a slot tried after its hour (a scheduler ca
       ]);
   });
 
+  it('a slot our own limit (quota, rate-limit window) kept us from asking for never counts, on time or not', () => {
+    given([...tracked(), collectionFailed(1, 1), collectionFailed(2, 2)])
+      .when(recordFailure(3, 'own_limit', 3 * HOUR_MS))
+      .then([lateFailure(3, 2, 3 * HOUR_MS, 'own_limit')]);
+  });
+
   it('an unreachable slot recorded when its hour is over counts, as the scheduler records it on time', () => {
     given(tracked()).when(recordFailure(1, 'unreachable', 2 * HOUR_MS)).then([lateFailure(1, 1, 2 * HOUR_MS)]);
     given(tracked()).when(recordFailure(1, 'unreachable', 3 * HOUR_MS)).then([lateFailure(1, 0, 3 * HOUR_MS)]);

@@ -1,6 +1,7 @@
 // When a platform says "stop until T" (quota spent, 429, rate-limit window used up), every call
 // before T would only fail again and burn what is left of the quota. A collector keeps one Backoff
-// and asks it before each call.
+// and asks it before each call. Its answers are marked `ownLimit`: the limit is on our use of the
+// platform, not on the video, so the slots it costs do not count toward a video's `error`.
 import { DAY_MS, type Clock } from '../../clock.ts';
 import { type Unavailable, unavailable } from './http.ts';
 
@@ -29,16 +30,21 @@ export class Backoff {
       this.until = new Date(at);
       this.reason = reason;
     }
-    return this.blocked() ?? unavailable(reason);
+    return this.blocked() ?? ownLimit(reason);
   }
 
   /** The answer to give instead of calling while blocked; undefined when calls may go out. */
   blocked(): Unavailable | undefined {
     if (!this.until || !this.isBlocked()) return undefined;
-    return unavailable(this.reason, this.until);
+    return ownLimit(this.reason, this.until);
   }
 
   private isBlocked(): boolean {
     return this.until !== undefined && this.clock.now().getTime() < this.until.getTime();
   }
+}
+
+/** An answer for a call our own limit held back (or a limit the platform set on us refused). */
+export function ownLimit(message: string, until?: Date): Unavailable {
+  return { ...unavailable(message, until), ownLimit: true };
 }
