@@ -3,6 +3,7 @@
 // stream moved on since the row was projected, the append is refused and the video is
 // decided again from its stream.
 import type { Pool } from 'pg';
+import { SNAPSHOT_PRICE } from '../domain/money.ts';
 import type { KeyMode, Platform, VideoStatus } from '../domain/platform.ts';
 import type { VideoState } from '../domain/video.ts';
 import type { Position } from '../eventstore/port.ts';
@@ -107,11 +108,36 @@ export async function endedVideos(pool: Pool, now: Date, limit: number): Promise
   return rows;
 }
 
-/** Paused videos that can still run, per organization, oldest first. */
+/**
+ * Paused videos that can still run, of organizations whose available funds (as the usage read
+ * model shows them) cover a snapshot: per organization, oldest first, no more than its funds
+ * pay a snapshot each. Organizations that cannot pay are never read, so however many paused
+ * videos they keep, they take no room in `limit` from one that can.
+ *
+ * Runs every resume round: the organizations with paused videos are found by walking the
+ * partial index videos_paused from one org_id to the next (one probe an organization, not a
+ * read of every paused video nor of every organization's usage), then each one's usage by key.
+ */
 export async function pausedVideos(pool: Pool, now: Date, limit: number): Promise<VideoWork[]> {
   const { rows } = await pool.query<VideoWork>(
-    `SELECT ${COLUMNS} FROM rm.videos v JOIN rm.video_schedule s USING (video_id) WHERE v.status = 'paused' AND v.ends_at > $1 ORDER BY v.org_id, v.monitoring_started LIMIT $2`,
-    [now, limit],
+    `WITH RECURSIVE paused_orgs(org_id) AS (
+       (SELECT org_id FROM rm.videos WHERE status = 'paused' ORDER BY org_id LIMIT 1)
+       UNION ALL
+       SELECT (SELECT v.org_id FROM rm.videos v WHERE v.status = 'paused' AND v.org_id > p.org_id ORDER BY v.org_id LIMIT 1)
+       FROM paused_orgs p WHERE p.org_id IS NOT NULL),
+     funded AS (
+       SELECT u.org_id, (u.balance - (u.live_cost - u.total_charged)) / $2::bigint AS snapshots
+       FROM paused_orgs p JOIN rm.usage u ON u.org_id = p.org_id
+       WHERE u.balance - (u.live_cost - u.total_charged) >= $2::bigint)
+     SELECT ${COLUMNS}
+     FROM funded f
+     CROSS JOIN LATERAL (
+       SELECT v.video_id FROM rm.videos v
+       WHERE v.org_id = f.org_id AND v.status = 'paused' AND v.ends_at > $1
+       ORDER BY v.monitoring_started LIMIT f.snapshots) r
+     JOIN rm.video_schedule s ON s.video_id = r.video_id
+     ORDER BY s.org_id, s.monitoring_started LIMIT $3`,
+    [now, SNAPSHOT_PRICE, limit],
   );
   return rows;
 }

@@ -203,6 +203,27 @@ describe('pause and resume', () => {
     assert.deepEqual(statuses, ['paused', 'paused']);
   });
 
+  it('an organization that never pays again does not hold back the resume of one that does', async () => {
+    const orgs = [await service.organization({ usd: '0.75' }), await service.organization({ usd: '0.75' })];
+    // The one that never pays sorts first: its paused videos come first in org_id order.
+    const [abandoned, paying] = orgs.sort((a, b) => (a.orgId < b.orgId ? -1 : 1)) as [(typeof orgs)[0], (typeof orgs)[0]];
+    for (const org of orgs) for (let i = 0; i < 27; i++) await track(service, org.liveKey, youtubeLink());
+    service.clock.advance(HOUR_MS);
+    await collectDue(service.work); // 0.345 USD left pays 23 of the 27 snapshots: 4 videos pause in each
+    const paused = async (orgId: string) =>
+      Number((await service.db.pool.query(`SELECT count(*) FROM rm.videos WHERE org_id = $1 AND status = 'paused'`, [orgId])).rows[0].count);
+    assert.equal(await paused(abandoned.orgId), 4);
+    assert.equal(await paused(paying.orgId), 4);
+    await deposit(service.store, service.clock, paying.orgId, parseUsd('100')!, 'top-up');
+    await service.settle();
+
+    // A batch of 4 stands for the production 5,000: the abandoned organization's paused videos fill one.
+    const resumed = await resumeFunded({ ...service.work, batchSize: 4 });
+    assert.equal(resumed.counts.get('VideoResumed'), 4);
+    assert.equal(await paused(paying.orgId), 0);
+    assert.equal(await paused(abandoned.orgId), 4);
+  });
+
   it('resume neither takes nor releases the lease of the collect round running beside it', async () => {
     const { org, started } = await twoVideosOnHalfADollar();
     service.clock.set(new Date(started + 20 * HOUR_MS));
