@@ -52,6 +52,7 @@ describe('collectInBatches', () => {
     assert.deepEqual(asked, ['a'], 'the first call took 60 ms of a 50 ms deadline');
     assert.deepEqual(slow.map((r) => r.status), ['not_found', 'unavailable', 'unavailable']);
     assert.equal(slow[1]!.status === 'unavailable' && slow[1]!.message, 'Fake not asked: this call to it took over 0.05 s');
+    assert.equal(slow[1]!.status === 'unavailable' && slow[1]!.ownLimit, true, 'not asked for want of time: our limit, not the platform\'s failure');
   });
 
   it('chunksOf cuts refs into groups of the size given', () => {

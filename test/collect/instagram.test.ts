@@ -14,7 +14,7 @@ const posts = (count: number): FakeInstagramPost[] =>
 describe('InstagramCollector', () => {
   let fake: InstagramFake;
   let clock: ManualClock;
-  const collector = (options: { accessToken?: string; pageSize?: number; maxPages?: number; fetchTimeoutMs?: number } = {}) =>
+  const collector = (options: { accessToken?: string; pageSize?: number; maxPages?: number; fetchTimeoutMs?: number; callDeadlineMs?: number } = {}) =>
     new InstagramCollector({ accessToken: fake.accessToken, userId: fake.userId, baseUrl: fake.baseUrl, clock, ...options });
 
   before(async () => {
@@ -130,6 +130,24 @@ describe('InstagramCollector', () => {
     const results = await collector().collect([ref('instagram', 'Code0', link('brand', 'Code0')), ref('instagram', 'Code0x', link('other', 'Code0x'))]);
     assert.deepEqual(results.map((result) => result.status), ['ok', 'unavailable']);
     assert.equal(fake.requests.length, 1);
+  });
+
+  it('stops a slow owner walk at the call\'s deadline, its last page cut to the time left; what is left unasked is our limit', async () => {
+    fake.accounts.set('brand', posts(2000));
+    fake.accounts.set('other', posts(1));
+    fake.delayMs = 300; // each page answers well inside the 10 s request timeout
+    const deadlineMs = 1_000;
+    const started = performance.now();
+    const results = await collector({ callDeadlineMs: deadlineMs }).collect([
+      ref('instagram', 'OldPost', link('brand', 'OldPost')),
+      ref('instagram', 'Code0', link('other', 'Code0')),
+    ]);
+    const took = performance.now() - started;
+    // 20 pages of 300 ms would take 6 s; the deadline lets 3 answer and cuts the 4th.
+    assert.ok(took < deadlineMs + 250, `the call took ${Math.round(took)} ms against a ${deadlineMs} ms deadline`);
+    assert.ok(fake.requests.length <= 4, `${fake.requests.length} pages asked`);
+    for (const result of results) assert.ok(result.status === 'unavailable' && result.ownLimit, JSON.stringify(result));
+    assert.ok(fake.requests.every((request) => (request.query.get('fields') ?? '').includes('username(brand)')), 'the other owner is not asked');
   });
 
   it('answers unavailable on 5xx and on a timeout, invalid on a malformed answer', async () => {

@@ -15,8 +15,15 @@ function video(overrides: Partial<FakeTikTokVideo> = {}): FakeTikTokVideo {
 describe('TikTokCollector', () => {
   let fake: TikTokFake;
   let clock: ManualClock;
-  const collector = (options: { clientSecret?: string; fetchTimeoutMs?: number } = {}) =>
-    new TikTokCollector({ clientKey: fake.clientKey, clientSecret: options.clientSecret ?? fake.clientSecret, baseUrl: fake.baseUrl, clock, fetchTimeoutMs: options.fetchTimeoutMs });
+  const collector = (options: { clientSecret?: string; fetchTimeoutMs?: number; callDeadlineMs?: number } = {}) =>
+    new TikTokCollector({
+      clientKey: fake.clientKey,
+      clientSecret: options.clientSecret ?? fake.clientSecret,
+      baseUrl: fake.baseUrl,
+      clock,
+      fetchTimeoutMs: options.fetchTimeoutMs,
+      callDeadlineMs: options.callDeadlineMs,
+    });
 
   before(async () => {
     fake = await TikTokFake.start();
@@ -80,6 +87,21 @@ describe('TikTokCollector', () => {
     assert.ok(results.every((result) => result.status === 'ok'));
     const bodies = fake.queries().map((query) => JSON.parse(query.body));
     assert.deepEqual(bodies.map((body) => [body.cursor, body.search_id]), [[undefined, undefined], [2, 'search-1'], [4, 'search-1']]);
+  });
+
+  it('stops following has_more pages at the call\'s deadline: the pages read stay good, the videos still missing are our limit', async () => {
+    fake.pageSize = 1;
+    const ids = Array.from({ length: 5 }, (_, n) => tiktokIdAt('2026-06-01T00:00:00Z', n));
+    for (const id of ids) fake.videos.set(id, video());
+    fake.delayMs = 300; // the token, then each page, answers well inside the 10 s request timeout
+    const deadlineMs = 700;
+    const started = performance.now();
+    const results = await collector({ callDeadlineMs: deadlineMs }).collect(ids.map((id) => ref('tiktok', id)));
+    const took = performance.now() - started;
+    // Token and 5 pages of 300 ms would take 1.8 s; the deadline lets the token and one page answer and cuts the 2nd.
+    assert.ok(took < deadlineMs + 250, `the call took ${Math.round(took)} ms against a ${deadlineMs} ms deadline`);
+    assert.equal(results[0]!.status, 'ok');
+    for (const result of results.slice(1)) assert.ok(result.status === 'unavailable' && result.ownLimit, JSON.stringify(result));
   });
 
   it('fetches the token once and replaces it shortly before it expires', async () => {

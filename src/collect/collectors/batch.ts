@@ -1,7 +1,8 @@
 // Every collector has the same outer loop: one answer per ref, in order, while the API is called
 // once per group of distinct videos (two organizations tracking one video cost one lookup).
 import type { FetchResult, VideoRef } from '../collector.ts';
-import { type Failure, type Unavailable, unavailable } from './http.ts';
+import { CallDeadline } from './call-deadline.ts';
+import type { Failure, Unavailable } from './http.ts';
 import { Malformed } from './json.ts';
 
 /** Answers for one group, by platform id, or one failure that applies to the whole group. */
@@ -12,14 +13,15 @@ export interface BatchPlan {
   readonly isValidId: (platformId: string) => boolean;
   /** Splits distinct refs into groups, each fetched by one call (or one paged walk). */
   readonly group: (refs: readonly VideoRef[]) => VideoRef[][];
-  readonly fetchGroup: (refs: readonly VideoRef[]) => Promise<GroupAnswer>;
+  /** `deadline`: checked before each further request of the group (the pages of a walk), and the cap on each one's timeout. */
+  readonly fetchGroup: (refs: readonly VideoRef[], deadline: CallDeadline) => Promise<GroupAnswer>;
 }
 
 /**
  * How long one call may spend asking the platform. Its groups go one after the other, each up to
- * its request's timeout (10 s, and Instagram pages an owner's posts): past this, the groups left
- * are not asked, so a platform that answers slowly holds back the sweep's batch, every
- * platform's snapshots in it and its organizations' leases, by this much at most.
+ * its request's timeout (10 s, and Instagram pages an owner's posts): past this, no further
+ * request is sent (call-deadline.ts), so a platform that answers slowly holds back the sweep's
+ * batch, every platform's snapshots in it and its organizations' leases, by this much at most.
  */
 export const CALL_DEADLINE_MS = 30_000;
 
@@ -30,7 +32,7 @@ export const CALL_DEADLINE_MS = 30_000;
  * answered the same without asking: each would wait for the same timeout or refusal.
  */
 export async function collectInBatches(label: string, refs: readonly VideoRef[], plan: BatchPlan, deadlineMs = CALL_DEADLINE_MS): Promise<FetchResult[]> {
-  const deadline = performance.now() + deadlineMs;
+  const deadline = new CallDeadline(label, deadlineMs);
   const answers = new Map<string, FetchResult>();
   const distinct = new Map<string, VideoRef>();
   for (const ref of refs) {
@@ -42,8 +44,8 @@ export async function collectInBatches(label: string, refs: readonly VideoRef[],
   }
   let unreachable: Unavailable | null = null;
   for (const group of plan.group([...distinct.values()])) {
-    if (!unreachable && performance.now() > deadline) unreachable = unavailable(`${label} not asked: this call to it took over ${deadlineMs / 1000} s`);
-    const answer: GroupAnswer = unreachable ?? (await fetchGuarded(label, plan, group));
+    if (!unreachable) unreachable = deadline.expired() ?? null;
+    const answer: GroupAnswer = unreachable ?? (await fetchGuarded(label, plan, group, deadline));
     if (isGroupFailure(answer) && answer.status === 'unavailable') unreachable ??= answer;
     for (const ref of group) {
       answers.set(ref.platformId, isGroupFailure(answer) ? answer : (answer.get(ref.platformId) ?? noAnswer(label)));
@@ -61,9 +63,9 @@ export function chunksOf(size: number): (refs: readonly VideoRef[]) => VideoRef[
   };
 }
 
-async function fetchGuarded(label: string, plan: BatchPlan, group: readonly VideoRef[]): Promise<GroupAnswer> {
+async function fetchGuarded(label: string, plan: BatchPlan, group: readonly VideoRef[], deadline: CallDeadline): Promise<GroupAnswer> {
   try {
-    return await plan.fetchGroup(group);
+    return await plan.fetchGroup(group, deadline);
   } catch (error) {
     // A body that parsed as JSON but not in the API's shape: nothing in it can be trusted.
     if (error instanceof Malformed) return { status: 'invalid', message: `${label} answered an unexpected shape: ${error.message}` };

@@ -6,7 +6,8 @@
 import type { Clock } from '../../clock.ts';
 import type { Collector, FetchResult, VideoRef } from '../collector.ts';
 import { Backoff } from './backoff.ts';
-import { collectInBatches, type GroupAnswer, readOne } from './batch.ts';
+import { CALL_DEADLINE_MS, collectInBatches, type GroupAnswer, readOne } from './batch.ts';
+import type { CallDeadline } from './call-deadline.ts';
 import { DEFAULT_FETCH_TIMEOUT_MS, type Failure, type HttpAnswer, isFailure, requestJson, unavailable } from './http.ts';
 import { instagramUsername, shortcodeFromPermalink } from './instagram-links.ts';
 import { metaUsage } from './instagram-usage.ts';
@@ -30,6 +31,8 @@ export interface InstagramCollectorOptions {
   readonly pageSize?: number;
   /** A post older than pageSize * maxPages of its owner's posts is reported not found. */
   readonly maxPages?: number;
+  /** How long one collect() call may spend asking (CALL_DEADLINE_MS). */
+  readonly callDeadlineMs?: number;
 }
 
 export class InstagramCollector implements Collector {
@@ -49,24 +52,30 @@ export class InstagramCollector implements Collector {
   }
 
   collect(refs: readonly VideoRef[]): Promise<FetchResult[]> {
-    return collectInBatches(LABEL, refs, {
-      isValidId: (shortcode) => SHORTCODE.test(shortcode),
-      group: groupByOwner,
-      fetchGroup: (group) => {
-        const username = instagramUsername(group[0]!.videoLink);
-        return username ? this.walk(username, group) : Promise.resolve(ownerUnknown(group));
+    return collectInBatches(
+      LABEL,
+      refs,
+      {
+        isValidId: (shortcode) => SHORTCODE.test(shortcode),
+        group: groupByOwner,
+        fetchGroup: (group, deadline) => {
+          const username = instagramUsername(group[0]!.videoLink);
+          return username ? this.walk(username, group, deadline) : Promise.resolve(ownerUnknown(group));
+        },
       },
-    });
+      this.options.callDeadlineMs ?? CALL_DEADLINE_MS,
+    );
   }
 
   /** Pages through the owner's media until every wanted post is found or the posts run out. */
-  private async walk(username: string, group: readonly VideoRef[]): Promise<GroupAnswer> {
+  private async walk(username: string, group: readonly VideoRef[], deadline: CallDeadline): Promise<GroupAnswer> {
     const wanted = new Set(group.map((ref) => ref.platformId));
     const answers = new Map<string, FetchResult>();
     let after: string | undefined;
     let page = 0;
     for (; page < this.maxPages && wanted.size > 0; page++) {
-      const result = await this.fetchPage(username, after);
+      // Up to maxPages pages, each up to the request timeout: the call's deadline stops the walk.
+      const result = deadline.expired() ?? (await this.fetchPage(username, after, deadline));
       if ('status' in result) {
         for (const shortcode of wanted) answers.set(shortcode, result);
         return answers;
@@ -85,15 +94,16 @@ export class InstagramCollector implements Collector {
     return answers;
   }
 
-  private async fetchPage(username: string, after: string | undefined): Promise<{ posts: Record<string, unknown>[]; after?: string } | Failure> {
+  private async fetchPage(username: string, after: string | undefined, deadline: CallDeadline): Promise<{ posts: Record<string, unknown>[]; after?: string } | Failure> {
     const blocked = this.backoff.blocked();
     if (blocked) return blocked;
     const media = `media${after ? `.after(${after})` : ''}.limit(${this.pageSize}){${MEDIA_FIELDS}}`;
     const url = new URL(`${this.baseUrl}/${encodeURIComponent(this.options.userId)}`);
     url.searchParams.set('fields', `business_discovery.username(${username}){username,${media}}`);
     url.searchParams.set('access_token', this.options.accessToken);
-    const answer = await requestJson(LABEL, url.href, { timeoutMs: this.timeoutMs });
-    if (isFailure(answer)) return answer;
+    const timeoutMs = deadline.timeout(this.timeoutMs);
+    const answer = await requestJson(LABEL, url.href, { timeoutMs });
+    if (isFailure(answer)) return deadline.failure(answer, timeoutMs, this.timeoutMs);
     this.noteUsage(answer.headers);
     if (answer.status !== 200 || (isRecord(answer.body) && answer.body.error !== undefined)) return this.refusal(answer, username);
     const discovery = record(record(answer.body, 'the answer').business_discovery, 'business_discovery');

@@ -4,7 +4,8 @@
 import type { Clock } from '../../clock.ts';
 import type { Collector, FetchResult, VideoRef } from '../collector.ts';
 import { Backoff } from './backoff.ts';
-import { collectInBatches, type GroupAnswer, readOne } from './batch.ts';
+import { CALL_DEADLINE_MS, collectInBatches, type GroupAnswer, readOne } from './batch.ts';
+import type { CallDeadline } from './call-deadline.ts';
 import { DEFAULT_FETCH_TIMEOUT_MS, type Failure, type HttpAnswer, isFailure, requestJson, retryAfterHeader, unavailable } from './http.ts';
 import { array, count, definedOnly, id, isRecord, Malformed, optionalString, record, string } from './json.ts';
 import { groupByCreation, windowFor } from './tiktok-dates.ts';
@@ -26,6 +27,8 @@ export interface TikTokCollectorOptions {
   readonly clock: Clock;
   readonly baseUrl?: string;
   readonly fetchTimeoutMs?: number;
+  /** How long one collect() call may spend asking (CALL_DEADLINE_MS). */
+  readonly callDeadlineMs?: number;
 }
 
 type Page = { readonly videos: unknown[]; readonly next?: { cursor: number; searchId: string } };
@@ -45,27 +48,33 @@ export class TikTokCollector implements Collector {
   }
 
   collect(refs: readonly VideoRef[]): Promise<FetchResult[]> {
-    return collectInBatches(LABEL, refs, {
-      isValidId: (videoId) => VIDEO_ID.test(videoId),
-      group: (distinct) => groupByCreation(distinct, IDS_PER_QUERY, this.options.clock.now()),
-      fetchGroup: (group) => this.fetchGroup(group),
-    });
+    return collectInBatches(
+      LABEL,
+      refs,
+      {
+        isValidId: (videoId) => VIDEO_ID.test(videoId),
+        group: (distinct) => groupByCreation(distinct, IDS_PER_QUERY, this.options.clock.now()),
+        fetchGroup: (group, deadline) => this.fetchGroup(group, deadline),
+      },
+      this.options.callDeadlineMs ?? CALL_DEADLINE_MS,
+    );
   }
 
-  private async fetchGroup(group: readonly VideoRef[]): Promise<GroupAnswer> {
+  private async fetchGroup(group: readonly VideoRef[], deadline: CallDeadline): Promise<GroupAnswer> {
     const ids = group.map((ref) => ref.platformId);
     const missing = new Set(ids);
     const answers = new Map<string, FetchResult>();
     const { startDate, endDate } = windowFor(group, this.options.clock.now());
     let next: Page['next'];
     for (let page = 0; page < MAX_PAGES && missing.size > 0 && (page === 0 || next); page++) {
-      const result = await this.query({
+      // Each page is a request of its own: the call's deadline is checked before it.
+      const result = deadline.expired() ?? (await this.query({
         query: { and: [{ operation: 'IN', field_name: 'video_id', field_values: ids }] },
         start_date: startDate,
         end_date: endDate,
         max_count: IDS_PER_QUERY,
         ...(next && { cursor: next.cursor, search_id: next.searchId }),
-      });
+      }, deadline));
       if ('status' in result) {
         // Pages already read stay good; only the videos still missing share the failure.
         for (const videoId of missing) answers.set(videoId, result);
@@ -86,19 +95,20 @@ export class TikTokCollector implements Collector {
   }
 
   /** One page, with one retry on a fresh token if TikTok rejects ours before we expected. */
-  private async query(body: object): Promise<Page | Failure> {
+  private async query(body: object, deadline: CallDeadline): Promise<Page | Failure> {
     for (let attempt = 0; ; attempt++) {
       const blocked = this.backoff.blocked();
       if (blocked) return blocked;
       const token = await this.token.get();
       if (typeof token !== 'string') return token;
+      const timeoutMs = deadline.timeout(this.timeoutMs);
       const answer = await requestJson(LABEL, `${this.baseUrl}/v2/research/video/query/?fields=${FIELDS}`, {
         method: 'POST',
-        timeoutMs: this.timeoutMs,
+        timeoutMs,
         headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
         body: JSON.stringify(body),
       });
-      if (isFailure(answer)) return answer;
+      if (isFailure(answer)) return deadline.failure(answer, timeoutMs, this.timeoutMs);
       const code = errorOf(answer.body).code;
       if (answer.status === 200 && code === 'ok') return readPage(answer.body);
       if (code === 'access_token_invalid' && attempt === 0) {

@@ -5,6 +5,7 @@ import type { Clock } from '../../clock.ts';
 import type { Collector, FetchResult, VideoRef } from '../collector.ts';
 import { Backoff } from './backoff.ts';
 import { chunksOf, collectInBatches, type GroupAnswer, readOne } from './batch.ts';
+import type { CallDeadline } from './call-deadline.ts';
 import { DEFAULT_FETCH_TIMEOUT_MS, type HttpAnswer, isFailure, requestJson, unavailable } from './http.ts';
 import { array, count, definedOnly, id, isRecord, Malformed, record, string } from './json.ts';
 
@@ -38,11 +39,11 @@ export class TwitterCollector implements Collector {
     return collectInBatches(LABEL, refs, {
       isValidId: (tweetId) => TWEET_ID.test(tweetId),
       group: chunksOf(IDS_PER_CALL),
-      fetchGroup: (group) => this.fetchGroup(group.map((ref) => ref.platformId)),
+      fetchGroup: (group, deadline) => this.fetchGroup(group.map((ref) => ref.platformId), deadline),
     });
   }
 
-  private async fetchGroup(ids: readonly string[]): Promise<GroupAnswer> {
+  private async fetchGroup(ids: readonly string[], deadline: CallDeadline): Promise<GroupAnswer> {
     const blocked = this.backoff.blocked();
     if (blocked) return blocked;
     const url = new URL(`${this.baseUrl}/2/tweets`);
@@ -50,11 +51,12 @@ export class TwitterCollector implements Collector {
     url.searchParams.set('tweet.fields', 'created_at,public_metrics,author_id');
     url.searchParams.set('expansions', 'author_id');
     url.searchParams.set('user.fields', 'username,name');
+    const timeoutMs = deadline.timeout(this.timeoutMs);
     const answer = await requestJson(LABEL, url.href, {
-      timeoutMs: this.timeoutMs,
+      timeoutMs,
       headers: { authorization: `Bearer ${this.options.bearerToken}` },
     });
-    if (isFailure(answer)) return answer;
+    if (isFailure(answer)) return deadline.failure(answer, timeoutMs, this.timeoutMs);
     if (answer.status === 429) return this.blockFor(answer, 'X rate limit reached (HTTP 429)');
     this.noteWindow(answer);
     if (answer.status !== 200) return refusal(answer);

@@ -4,6 +4,7 @@ import type { Clock } from '../../clock.ts';
 import type { Collector, FetchResult, VideoRef } from '../collector.ts';
 import { Backoff } from './backoff.ts';
 import { chunksOf, collectInBatches, type GroupAnswer, readOne } from './batch.ts';
+import type { CallDeadline } from './call-deadline.ts';
 import { DEFAULT_FETCH_TIMEOUT_MS, type HttpAnswer, isFailure, requestJson, unavailable } from './http.ts';
 import { array, count, definedOnly, isRecord, optionalString, record, string } from './json.ts';
 import { YOUTUBE_DAILY_QUOTA_UNITS, YouTubeQuota } from './youtube-quota.ts';
@@ -46,11 +47,11 @@ export class YouTubeCollector implements Collector {
     return collectInBatches(LABEL, refs, {
       isValidId: (id) => VIDEO_ID.test(id),
       group: chunksOf(IDS_PER_CALL),
-      fetchGroup: (group) => this.fetchGroup(group.map((ref) => ref.platformId)),
+      fetchGroup: (group, deadline) => this.fetchGroup(group.map((ref) => ref.platformId), deadline),
     });
   }
 
-  private async fetchGroup(ids: readonly string[]): Promise<GroupAnswer> {
+  private async fetchGroup(ids: readonly string[], deadline: CallDeadline): Promise<GroupAnswer> {
     const blocked = this.backoff.blocked();
     if (blocked) return blocked;
     if (!this.quota.trySpend(1)) {
@@ -60,8 +61,9 @@ export class YouTubeCollector implements Collector {
     url.searchParams.set('part', 'snippet,statistics');
     url.searchParams.set('id', ids.join(','));
     url.searchParams.set('key', this.options.apiKey);
-    const answer = await requestJson(LABEL, url.href, { timeoutMs: this.timeoutMs });
-    if (isFailure(answer)) return answer;
+    const timeoutMs = deadline.timeout(this.timeoutMs);
+    const answer = await requestJson(LABEL, url.href, { timeoutMs });
+    if (isFailure(answer)) return deadline.failure(answer, timeoutMs, this.timeoutMs);
     if (answer.status !== 200) return this.refusal(answer);
     return this.readVideoList(answer.body, ids);
   }
