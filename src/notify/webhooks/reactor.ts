@@ -61,7 +61,7 @@ const RETRY_MS = 5_000;
  * that long; as batches, 1,000 at a time, about 4 ms.
  */
 const RECORD_CHUNK = 1_000;
-/** How long a page waits for the read models (endpoints, videos) to reach it before it is tried again. */
+/** How long a page waits for the read models (endpoints, videos, usage) to reach it before it is read again. */
 const READ_MODEL_WAIT_MS = 10_000;
 
 export class WebhookReactor {
@@ -174,8 +174,14 @@ export class WebhookReactor {
     last: Position,
   ): Promise<{ deliveries: NewDelivery[]; candidates: BalanceCandidate[]; messages: OutboxMessage[] }> {
     const { pool, watcher } = this.deps;
+    // Who gets the page is decided on the read models once they hold the page. Read earlier,
+    // an endpoint created, enabled or subscribed just before these events (its change not yet
+    // projected) would miss them for good, as the checkpoint then moves past the page; and one
+    // disabled or deleted just before would still get them. Usually the projector is past the
+    // page already and this is a comparison in memory. Not there in time: the page is read again
+    // later, from the checkpoint where it stays.
+    if (!(await watcher.waitFor(last, READ_MODEL_WAIT_MS))) throw new Error('read models did not reach the page of webhook events in time');
     const orgIds = [...new Set([...causes.map((c) => c.orgId), ...balance.spenders.keys()])];
-    // An endpoint is in the read model before its creation was answered (read-your-writes).
     const endpoints = await enabledWebhookEndpoints(pool, orgIds);
     const endpointsOf = new Map<string, WebhookEndpointRow[]>();
     for (const e of endpoints) {
@@ -195,17 +201,8 @@ export class WebhookReactor {
     const alerts = snapshots.length > 0 ? await alertsOfOrganizations(pool, [...new Set(snapshots.map((c) => c.orgId))]) : [];
     const watched = alerts.length > 0 ? snapshots.map((c) => ({ cause: c, alerts: alertsOn(c.event, alerts) })).filter((w) => w.alerts.length > 0) : [];
     if (targeted.length === 0 && watching.length === 0 && watched.length === 0) return { deliveries: [], candidates: [], messages: [] };
-    // Videos and usage come from the read models, which must hold this page; but a page of
-    // nothing but snapshot.created needs only its videos' platforms and job ids, which never
-    // change once a video is there: it waits only for a video not there yet. (At a collection
-    // burst the projector is still applying the page: waiting for it put the two in a row.)
-    const onlySnapshots = watching.length === 0 && watched.length === 0 && targeted.every((t) => t.cause.type === 'snapshot.created');
-    let described = onlySnapshots ? await this.factsOf(targeted.map((t) => t.cause)) : null;
-    if (!described || targeted.some((t) => !described!.snapshotVideos.has(t.cause.videoId!))) {
-      if (!(await watcher.waitFor(last, READ_MODEL_WAIT_MS))) throw new Error('read models did not reach the page of webhook events in time');
-      described = await this.factsOf(targeted.map((t) => t.cause));
-    }
-    const { facts, snapshotVideos } = described;
+    // Videos and usage come from the read models, which hold this page (above).
+    const { facts, snapshotVideos } = await this.factsOf(targeted.map((t) => t.cause));
     const candidates: BalanceCandidate[] = [];
     for (const w of watching) {
       const usage = await readUsage(pool, w.orgId);

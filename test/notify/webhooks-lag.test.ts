@@ -1,0 +1,97 @@
+// Webhook targets while the projector lags the log: the reactor decides who gets a page's events
+// only once the read models hold the page, so an endpoint created just before an event gets it
+// (at least once), and one disabled just before does not. The lag is real: a transaction holds
+// the endpoints table, so the projector cannot apply its page until the test lets it.
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { comparePositions, type Position } from '../../src/eventstore/port.ts';
+import { newestCommittedOn } from '../../src/eventstore/postgres.ts';
+import { readCheckpoint } from '../../src/notify/checkpoint.ts';
+import { READ_SCHEMA } from '../../projections/index.ts';
+import { API, client, expectStatus, tracked } from '../api/helpers.ts';
+import { until } from '../support/wait.ts';
+import { webhookFixture, webhooksQuiet } from '../support/webhook-receiver.ts';
+
+const fixture = webhookFixture();
+
+/**
+ * Runs `append` as the projector lags: its events reach the log's readers together, on one page
+ * (a transaction of the service's stays open meanwhile, and readers see nothing committed after
+ * it began until it ends, as with events close together), and the projector cannot apply that
+ * page (a transaction holds the endpoints table; reads go on). Returns once the reactor has
+ * either moved its checkpoint past the page (it decided without the projector) or asked the
+ * read models to reach the page (it waits for the projector); then lets the projector go.
+ * Everything is let go also on failure.
+ */
+async function whileProjectorLags<T>(append: () => Promise<T>): Promise<T> {
+  const { pool } = fixture.service.db;
+  const watcher = fixture.service.watcher;
+  const waitFor = watcher.waitFor;
+  const before = (await newestCommittedOn(pool))!;
+  const holder = await pool.connect();
+  const horizon = await pool.connect();
+  try {
+    await holder.query(`BEGIN; LOCK TABLE ${READ_SCHEMA}.webhook_endpoints IN EXCLUSIVE MODE`);
+    await horizon.query('BEGIN; SELECT pg_current_xact_id()');
+    // Each request is answered once its read-your-writes wait gives up; its events are in the log.
+    const result = await append();
+    // From here the reactor is the one asking (the API's waits are over): the watcher works as before.
+    const asked: Position[] = [];
+    watcher.waitFor = (target, timeoutMs) => {
+      if (target) asked.push(target);
+      return waitFor.call(watcher, target, timeoutMs);
+    };
+    await horizon.query('COMMIT');
+    const newest = (await newestCommittedOn(pool))!;
+    await until('the webhook reactor to pass the page, or to wait for the read models to reach it', async () => {
+      const passed = await readCheckpoint(pool, 'webhooks.checkpoint');
+      if (passed && comparePositions(passed, newest) >= 0) return true;
+      return asked.some((p) => comparePositions(p, before) > 0) ? true : undefined;
+    }, 10_000, 10);
+    return result;
+  } finally {
+    watcher.waitFor = waitFor;
+    await horizon.query('ROLLBACK').catch(() => undefined);
+    horizon.release();
+    await holder.query('ROLLBACK').catch(() => undefined);
+    holder.release();
+  }
+}
+
+describe('webhook targets while the read models lag the log', () => {
+  test('an endpoint created just before an event gets it, though the projector had not applied the creation when the reactor read the event', async () => {
+    const org = await fixture.service.organization({ usd: '100' });
+    const api = client(fixture.service, org.liveKey);
+    const video = await tracked(api);
+    await webhooksQuiet(fixture.service);
+    const endpoint = await whileProjectorLags(async () => {
+      const created = expectStatus(await api.post('/webhooks', { url: `${fixture.receiver.url}/created-late`, events: ['video.stopped'] }), 201);
+      fixture.receiver.expect('/created-late', created.secret);
+      expectStatus(await api.stop(video.id), 200);
+      return created;
+    });
+    await webhooksQuiet(fixture.service);
+    const received = fixture.receiver.on('/created-late');
+    assert.deepEqual(received.map((r) => r.json.type), ['video.stopped'], `the video.stopped after the creation of ${endpoint.id} must reach it`);
+    assert.deepEqual(received[0]!.verifiedWith, [true]);
+  });
+
+  test('an endpoint disabled just before an event gets no delivery of it, though the projector had not applied the disable', async () => {
+    const org = await fixture.service.organization({ usd: '100' });
+    const api = client(fixture.service, org.liveKey);
+    const endpoint = expectStatus(await api.post('/webhooks', { url: `${fixture.receiver.url}/disabled-late`, events: ['video.stopped'] }), 201);
+    fixture.receiver.expect('/disabled-late', endpoint.secret);
+    const video = await tracked(api);
+    await webhooksQuiet(fixture.service);
+    const patch = { method: 'PATCH' as const, url: `${API}/webhooks/${endpoint.id}`, headers: { 'x-api-key': org.liveKey }, payload: { enabled: false } };
+    await whileProjectorLags(async () => {
+      expectStatus(await fixture.service.app.inject(patch), 200);
+      expectStatus(await api.stop(video.id), 200);
+    });
+    await webhooksQuiet(fixture.service);
+    assert.equal(expectStatus(await api.get(`/webhooks/${endpoint.id}`), 200).enabled, false);
+    const { deliveries } = expectStatus(await api.get(`/webhooks/${endpoint.id}/deliveries`), 200);
+    assert.deepEqual(deliveries, [], 'an event after the disable is no delivery of the endpoint (not even one failed as "endpoint disabled")');
+    assert.equal(fixture.receiver.on('/disabled-late').length, 0);
+  });
+});
