@@ -16,6 +16,7 @@ import { HttpError } from '../api/errors.ts';
 import { checkedUrl, recoverFailedSince, webhookDomainError } from '../api/routes/webhooks.ts';
 import { POSSIBLE_ID } from '../api/schemas.ts';
 import { listDeliveries, replayDelivery } from '../notify/webhooks/deliveries.ts';
+import { clearFailingSince } from '../notify/webhooks/marks.ts';
 import { listWebhookEndpoints, readWebhookEndpoint, type WebhookEndpointRow } from '../../projections/queries.ts';
 import type { Clock } from '../clock.ts';
 import type { Position } from '../eventstore/port.ts';
@@ -181,6 +182,7 @@ export function dashboardCommands(deps: ApiDeps, options: DashboardOptions, sess
       }),
     setWebhookEnabled: (orgId, endpointId, enabled) =>
       onEndpoint(orgId, endpointId, async (row) => {
+        if (enabled && !row.enabled) await clearFailingSince(pool, row.endpoint_id);
         const handled = await updateWebhookEndpoint(store, clock, { orgId, endpointId: row.endpoint_id, enabled });
         return { position: handled.position, answer: {} };
       }),

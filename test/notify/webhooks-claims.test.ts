@@ -45,7 +45,7 @@ test('a claim leaves a delivery another transaction holds to a later claim, and 
   // The dispatcher marks the first delivered and claims in the same transaction: the held one is left.
   const { claimed, marked } = await within(
     'a claim beside a delivery another transaction holds',
-    claimDue(db.pool, later, 10, [{ claimed: first!, end: { status: 'delivered', httpStatus: 204, error: null, nextAttemptAt: null, at: later } }]),
+    claimDue(db.pool, later, 10, [{ claimed: first!, end: { status: 'delivered', httpStatus: 204, error: null, nextAttemptAt: null, at: later, receiverCalled: true } }]),
     10_000,
   );
   assert.deepEqual(claimed.map((d) => d.delivery_id), [ids[2]]);

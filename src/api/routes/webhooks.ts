@@ -11,6 +11,7 @@ import {
   updateWebhookEndpoint,
 } from '../../commands/webhook-commands.ts';
 import { listDeliveries, recoverDeliveries, replayDelivery, type DeliveryRow } from '../../notify/webhooks/deliveries.ts';
+import { clearFailingSince } from '../../notify/webhooks/marks.ts';
 import { DomainError } from '../../domain/errors.ts';
 import { MAX_COUNT } from '../../domain/storable.ts';
 import { checkWebhookUrl, type UrlPolicy } from '../../domain/webhook-url.ts';
@@ -225,7 +226,7 @@ export const webhookRoutes = (deps: ApiDeps, webhooks: NonNullable<ApiDeps['webh
       schema: {
         operationId: 'updateWebhookEndpoint',
         summary: 'Change a webhook endpoint',
-        description: 'Changes the URL, the event types, the description, or enables/disables the endpoint. Enabling an endpoint the service disabled (410, or 5 days of failures) clears its `disabled_reason`.',
+        description: 'Changes the URL, the event types, the description, or enables/disables the endpoint. Enabling an endpoint the service disabled (410, or 5 days of failures) clears its `disabled_reason`; enabling a disabled endpoint starts its 5 days of failures afresh.',
         tags: [WEBHOOKS_TAG],
         params: WebhookParams,
         body: WebhookUpdateBody,
@@ -237,6 +238,7 @@ export const webhookRoutes = (deps: ApiDeps, webhooks: NonNullable<ApiDeps['webh
       const endpoint = await ownEndpoint(caller, request.params.id);
       const body = request.body ?? {};
       const url = body.url === undefined ? undefined : await checkedUrl(body.url, webhooks.policy);
+      if (body.enabled === true && !endpoint.enabled) await clearFailingSince(deps.pool, endpoint.endpoint_id);
       const handled = await updateWebhookEndpoint(deps.store, deps.clock, {
         orgId: caller.orgId,
         endpointId: endpoint.endpoint_id,

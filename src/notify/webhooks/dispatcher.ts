@@ -187,7 +187,7 @@ export class WebhookDispatcher {
     const { clock, wall } = this.deps;
     const endpoint = delivery.endpoint;
     if (!endpoint || !endpoint.enabled) {
-      const { claimedAfter } = await this.marks.mark(delivery, { status: 'failed', httpStatus: null, error: endpoint ? 'endpoint disabled' : 'endpoint deleted', nextAttemptAt: null, at: clock.now() });
+      const { claimedAfter } = await this.marks.mark(delivery, { status: 'failed', httpStatus: null, error: endpoint ? 'endpoint disabled' : 'endpoint deleted', nextAttemptAt: null, at: clock.now(), receiverCalled: false });
       return claimedAfter === true;
     }
     const secrets = this.secretsOf(endpoint);
@@ -199,7 +199,7 @@ export class WebhookDispatcher {
     const delay = nextAttemptDelay(delivery.attempts, outcome, (this.deps.random ?? Math.random)());
     const status = outcome.kind === 'delivered' ? 'delivered' : delay === null ? 'failed' : 'pending';
     const error = outcome.kind === 'delivered' ? null : (result.error ?? `HTTP ${result.status}`);
-    const { marked, failingSince, claimedAfter } = await this.marks.mark(delivery, { status, httpStatus: result.status, error, nextAttemptAt: status === 'pending' ? new Date(now.getTime() + delay!) : null, at: now });
+    const { marked, failingSince, claimedAfter } = await this.marks.mark(delivery, { status, httpStatus: result.status, error, nextAttemptAt: status === 'pending' ? new Date(now.getTime() + delay!) : null, at: now, receiverCalled: true });
     if (!marked) return false; // the claim lapsed and another sender took it over: its answer counts
     if (outcome.kind === 'gone') await this.disable(endpoint, 'gone');
     else if (failingSince && now.getTime() - failingSince.getTime() >= FAILING_ENDPOINT_DISABLE_MS) await this.disable(endpoint, 'failing');

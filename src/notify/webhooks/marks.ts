@@ -16,6 +16,8 @@ export interface AttemptEnd {
   nextAttemptAt: Date | null;
   /** Service time the attempt ended. */
   at: Date;
+  /** False when the service failed the delivery itself (its endpoint disabled or deleted): no send, so the endpoint's health is left as it is. */
+  receiverCalled: boolean;
 }
 
 export interface MarkOutcome {
@@ -87,6 +89,7 @@ export function markInput(batch: readonly AttemptMark[]): string {
       last_error: end.error,
       next_attempt_at: end.nextAttemptAt?.toISOString() ?? null,
       at: end.at.toISOString(),
+      receiver_called: end.receiverCalled,
     })),
   );
 }
@@ -95,9 +98,9 @@ export function markInput(batch: readonly AttemptMark[]): string {
  * Marks the attempts of `input` (markInput's JSON: a parameter, or a literal inside a longer
  * text), only where the claim is still the sender's, and updates each endpoint's health: a
  * success in the batch clears it, unless a later failure follows; otherwise the first failure
- * since the last success is kept. Health rows are taken in endpoint order, so two processes'
+ * since the last success is kept; a mark of no send (receiverCalled false) leaves it. Health rows are taken in endpoint order, so two processes'
  * writes cannot deadlock. Answers a row per delivery marked. (The statement is a function of
- * the schema, `webhooks/006` in schema.ts.)
+ * the schema, `webhooks/008` in schema.ts.)
  */
 export const markAttemptsSql = (input: string) => `SELECT delivery_id, failing_since FROM webhooks.mark_attempts(${input}::json)`;
 
@@ -114,4 +117,14 @@ export function markOutcomes(rows: readonly MarkedRow[]): Map<string, MarkOutcom
 export async function markAttempts(pool: Pool, batch: readonly AttemptMark[]): Promise<Map<string, MarkOutcome>> {
   const { rows } = await pool.query<MarkedRow>(markAttemptsSql('$1'), [markInput(batch)]);
   return markOutcomes(rows);
+}
+
+/**
+ * Starts an endpoint's 5 days of failures afresh: for an endpoint about to be enabled again, so
+ * the failures from before it was disabled do not disable it again at its first failure since.
+ * Called before the enable is appended: no send reaches a disabled endpoint meanwhile, so no
+ * failure from before can come back after it.
+ */
+export async function clearFailingSince(pool: Pool, endpointId: string): Promise<void> {
+  await pool.query(`UPDATE webhooks.endpoint_health SET failing_since = NULL WHERE endpoint_id = $1`, [endpointId]);
 }
