@@ -13,7 +13,7 @@ import {
   updateWebhookEndpoint,
 } from '../commands/webhook-commands.ts';
 import { HttpError } from '../api/errors.ts';
-import { checkedUrl, recoverFailedSince, webhookDomainError } from '../api/routes/webhooks.ts';
+import { checkedUrl, recoverFailedSince, refuseDisabled, webhookDomainError } from '../api/routes/webhooks.ts';
 import { POSSIBLE_ID } from '../api/schemas.ts';
 import { listDeliveries, replayDelivery } from '../notify/webhooks/deliveries.ts';
 import { clearFailingSince } from '../notify/webhooks/marks.ts';
@@ -212,12 +212,18 @@ export function dashboardCommands(deps: ApiDeps, options: DashboardOptions, sess
     // Deliveries are not in the log: nothing to wait for before the page shows them pending.
     recoverWebhookDeliveries: (orgId, endpointId, since) =>
       onEndpoint(orgId, endpointId, async (row) => {
+        refuseDisabled(row);
         const recovered = await recoverFailedSince(deps, webhookApi(), row.endpoint_id, since);
         return { position: null, answer: { recovered } };
       }),
     async replayWebhookDelivery(orgId, endpointId, deliveryId) {
       const row = await ownEndpoint(orgId, endpointId);
       if (!row) return 'not_found';
+      try {
+        refuseDisabled(row);
+      } catch (error) {
+        return webhookRefusal(error);
+      }
       const found = POSSIBLE_ID.test(deliveryId) && (await replayDelivery(pool, row.endpoint_id, deliveryId, clock.now()));
       if (!found) return 'not_found';
       webhookApi().kick?.();

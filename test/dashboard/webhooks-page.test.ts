@@ -234,6 +234,17 @@ describe('the Webhooks page in a browser', { timeout: 300_000 }, () => {
     // Disabled by the 410s: the page says to enable it first; enabled from the list.
     await page.goto(`/webhooks/${id}`);
     assert.match((await page.locator('#recover-since-hint').textContent()) ?? '', /enable it first/);
+    // Posted anyway (a form as it stood before the disable): refused as the API refuses it, and
+    // the deliveries stay as they were.
+    const csrf = await page.locator(`form[action="/webhooks/${id}/recover"] input[name="_csrf"]`).getAttribute('value');
+    const early = new Date(Date.now() - 10 * 60_000).toISOString().slice(0, 16);
+    const refused = await page.context().request.post(`/webhooks/${id}/recover`, { form: { _csrf: csrf ?? '', since: early }, maxRedirects: 0 });
+    assert.equal(refused.status(), 400);
+    assert.ok((await refused.text()).includes('Webhook endpoint is disabled'));
+    const replayed = await page.context().request.post(`/webhooks/${id}/deliveries/${failed[0]!.id}/replay`, { form: { _csrf: csrf ?? '' }, maxRedirects: 0 });
+    assert.equal(replayed.status(), 400);
+    assert.ok((await replayed.text()).includes('Webhook endpoint is disabled'));
+    assert.deepEqual(await deliveries(), failed, 'nothing queued again');
     await page.goto('/webhooks');
     await page.getByRole('row').filter({ hasText: path }).getByRole('button', { name: 'Enable' }).click();
     await page.getByRole('status').filter({ hasText: 'enabled' }).waitFor();

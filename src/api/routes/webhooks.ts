@@ -117,6 +117,15 @@ export async function recoverFailedSince(deps: Pick<ApiDeps, 'pool' | 'clock'>, 
   return recovered;
 }
 
+/**
+ * Replay and recover send to the endpoint at once: to a disabled one each delivery would only
+ * fail as `endpoint disabled`, its attempts spent and its last answer lost. Refused as a test
+ * to it is (409), changing nothing. The API and the dashboard both come here.
+ */
+export function refuseDisabled(row: Pick<WebhookEndpointRow, 'enabled'>): void {
+  if (!row.enabled) throw new HttpError(409, { error: 'Webhook endpoint is disabled' });
+}
+
 /** A decider's refusal as the spec's error shape. */
 export function webhookDomainError(error: unknown): never {
   if (error instanceof DomainError) {
@@ -351,14 +360,15 @@ export const webhookRoutes = (deps: ApiDeps, webhooks: NonNullable<ApiDeps['webh
       schema: {
         operationId: 'replayWebhookDelivery',
         summary: 'Send a delivery again',
-        description: 'Sends the delivery again, with the same body and webhook-id, on a fresh retry schedule.',
+        description: 'Sends the delivery again, with the same body and webhook-id, on a fresh retry schedule. 409 when the endpoint is disabled.',
         tags: [WEBHOOKS_TAG],
         params: DeliveryParams,
-        response: { 202: Replayed, ...errorsOf(403, 404) },
+        response: { 202: Replayed, ...errorsOf(403, 404, 409) },
       },
     },
     async (request, reply) => {
       const endpoint = await ownEndpoint(request.caller!, request.params.id);
+      refuseDisabled(endpoint);
       const deliveryId = request.params.delivery_id;
       const found = POSSIBLE_ID.test(deliveryId) && (await replayDelivery(deps.pool, endpoint.endpoint_id, deliveryId, deps.clock.now()));
       if (!found) throw new HttpError(404, { error: 'Delivery not found' });
@@ -373,15 +383,16 @@ export const webhookRoutes = (deps: ApiDeps, webhooks: NonNullable<ApiDeps['webh
       schema: {
         operationId: 'recoverWebhookDeliveries',
         summary: 'Send failed deliveries again',
-        description: 'Sends again every failed delivery to this endpoint made at or after `since`, each with its webhook-id, on a fresh retry schedule.',
+        description: 'Sends again every failed delivery to this endpoint made at or after `since`, each with its webhook-id, on a fresh retry schedule. 409 when the endpoint is disabled: enable it first.',
         tags: [WEBHOOKS_TAG],
         params: WebhookParams,
         body: RecoverBody,
-        response: { 202: Recovered, ...errorsOf(403, 404) },
+        response: { 202: Recovered, ...errorsOf(403, 404, 409) },
       },
     },
     async (request, reply) => {
       const endpoint = await ownEndpoint(request.caller!, request.params.id);
+      refuseDisabled(endpoint);
       const recovered = await recoverFailedSince(deps, webhooks, endpoint.endpoint_id, request.body.since);
       return reply.code(202).send({ success: true, recovered });
     },
