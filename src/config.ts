@@ -35,10 +35,15 @@ export interface Config {
   webhookAllowHosts: string[];
   /** WEBHOOK_ALLOW_PRIVATE=1: endpoints may resolve to loopback and private addresses (tests). */
   webhookAllowPrivate: boolean;
+  /** WEBHOOK_DELIVERY_RETENTION_DAYS: service days a delivered or failed delivery is kept (default 30). */
+  webhookDeliveryRetentionDays: number;
 }
 
 export type EventStoreKind = 'postgres' | 'eventstoredb';
 const EVENT_STORES: readonly EventStoreKind[] = ['postgres', 'eventstoredb'];
+
+/** WEBHOOK_DELIVERY_RETENTION_DAYS' default (src/notify/webhooks/retention.ts). */
+export const DEFAULT_DELIVERY_RETENTION_DAYS = 30;
 
 /**
  * Service time runs this many times faster at most: a day in under a second. A scale far above
@@ -104,6 +109,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
     webhookKey: env.WEBHOOK_KEY || null,
     webhookAllowHosts: (env.WEBHOOK_ALLOW_HOSTS ?? '').split(',').map((h) => h.trim().toLowerCase()).filter(Boolean),
     webhookAllowPrivate: env.WEBHOOK_ALLOW_PRIVATE === '1',
+    webhookDeliveryRetentionDays: positiveNumber('WEBHOOK_DELIVERY_RETENTION_DAYS', env.WEBHOOK_DELIVERY_RETENTION_DAYS, DEFAULT_DELIVERY_RETENTION_DAYS),
   };
 }
 

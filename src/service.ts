@@ -234,6 +234,7 @@ export function createService(config: Config, options: ServiceOptions = {}): Ser
           mail: { smtpUrl: config.smtpUrl, from: config.mailFrom, outbox: path.join(config.dataDir, 'mail') },
           post: options.webhookPost,
           collecting: activity,
+          retentionMs: config.webhookDeliveryRetentionDays * 86_400_000,
         });
         webhooks = reactor;
         stops.push({ phase: 1, name: 'webhooks', stop: () => reactor.stop(STOP_WORK_MS) });

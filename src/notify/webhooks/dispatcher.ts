@@ -4,9 +4,11 @@
 // delivery has failed for 5 days is disabled and its organization e-mailed (through the outbox).
 // Sends run concurrently, so one slow endpoint holds only its own 10 places. The marks of sends
 // that ended go with the next claim, in its transaction: a place an endpoint frees is taken again
-// in that one round trip.
+// in that one round trip. Once an hour of service time it also prunes the deliveries table
+// (retention.ts).
 import type { Pool } from 'pg';
 import type { Clock } from '../../clock.ts';
+import { DEFAULT_DELIVERY_RETENTION_DAYS } from '../../config.ts';
 import { disableWebhookEndpoint } from '../../commands/webhook-commands.ts';
 import { withTransaction } from '../../db/pool.ts';
 import { FAILING_ENDPOINT_DISABLE_MS, nextAttemptDelay, outcomeOf, parseRetryAfter, retryAfterOnServiceClock } from '../../domain/webhook-retry.ts';
@@ -18,6 +20,7 @@ import { recordMessages, type OutboxMessage } from '../outbox.ts';
 import { claimDue, failPendingOf, nextDue, type Claimed, type ClaimedEndpoint } from './deliveries.ts';
 import { AttemptMarks, markAttempts, type AttemptMark, type MarkOutcome } from './marks.ts';
 import type { SecretBox } from './secret-box.ts';
+import { pruneDeliveries } from './retention.ts';
 import { postWebhook, type AttemptResult } from './sender.ts';
 import { webhookHeaders } from './signature.ts';
 import { raceDeadline, WakeTimer } from '../timers.ts';
@@ -52,6 +55,8 @@ export interface DispatcherDeps {
   maxYieldMs?: number;
   /** The attempt itself (tests may watch it); default: postWebhook. */
   post?: typeof postWebhook;
+  /** Service time a delivered or failed delivery is kept (WEBHOOK_DELIVERY_RETENTION_DAYS; default 30 days). */
+  retentionMs?: number;
 }
 
 /** While deliveries are pending, looks this often for one freed by a send elsewhere. */
@@ -69,6 +74,8 @@ const DEFAULT_CONCURRENCY = 200;
  * that is always behind runs one sweep after another, and deliveries must still move.
  */
 const MAX_YIELD_MS = 5_000;
+/** Service time between two prunes of the deliveries table. */
+const PRUNE_EVERY_MS = 3_600_000;
 
 export class WebhookDispatcher {
   private draining: Promise<void> | null = null;
@@ -79,6 +86,9 @@ export class WebhookDispatcher {
   private claiming = 0;
   private readonly sendPool: Pool;
   private readonly marks: AttemptMarks;
+  private pruning: Promise<void> | null = null;
+  /** Service time (ms) of the next prune: the first drain prunes. */
+  private pruneAt = Number.NEGATIVE_INFINITY;
 
   constructor(private readonly deps: DispatcherDeps) {
     this.sendPool = deps.sendPool ?? deps.pool;
@@ -109,12 +119,24 @@ export class WebhookDispatcher {
 
   /** Resolves once nothing is in flight (tests: after a kick, wait for the round it started). */
   async idle(): Promise<void> {
-    while (this.draining || this.inFlight.size > 0) {
-      await Promise.allSettled([this.draining, ...this.inFlight]);
+    while (this.draining || this.pruning || this.inFlight.size > 0) {
+      await Promise.allSettled([this.draining, this.pruning, ...this.inFlight]);
     }
   }
 
+  /** Starts a prune when one is due, beside the sends: they do not wait for it. */
+  private pruneWhenDue(): void {
+    const now = this.deps.clock.now().getTime();
+    if (this.stopped || this.pruning || now < this.pruneAt) return;
+    this.pruneAt = now + PRUNE_EVERY_MS;
+    const madeBefore = new Date(now - (this.deps.retentionMs ?? DEFAULT_DELIVERY_RETENTION_DAYS * 86_400_000));
+    this.pruning = pruneDeliveries(this.deps.pool, madeBefore, () => this.stopped)
+      .then(() => undefined, (error: unknown) => this.deps.onError(error))
+      .finally(() => (this.pruning = null));
+  }
+
   private async drain(): Promise<void> {
+    this.pruneWhenDue();
     while (!this.stopped) {
       const room = this.free();
       if (room <= 0) return; // a finishing send kicks again
@@ -256,7 +278,7 @@ export class WebhookDispatcher {
     this.wakeTimer.clear();
     // A round that was claiming may still add sends: wait until nothing is left, not for a snapshot.
     const settled = (async () => {
-      while (this.draining || this.inFlight.size > 0) await Promise.allSettled([this.draining, ...this.inFlight]);
+      while (this.draining || this.pruning || this.inFlight.size > 0) await Promise.allSettled([this.draining, this.pruning, ...this.inFlight]);
     })();
     await raceDeadline(settled, waitMs);
   }

@@ -51,6 +51,7 @@ export interface WebhookReactorDeps {
   mail: MailOptions;
   post?: ConstructorParameters<typeof WebhookDispatcher>[0]['post'];
   collecting?: ConstructorParameters<typeof WebhookDispatcher>[0]['collecting'];
+  retentionMs?: ConstructorParameters<typeof WebhookDispatcher>[0]['retentionMs'];
 }
 
 const RETRY_MS = 5_000;
@@ -90,6 +91,7 @@ export class WebhookReactor {
       mailFrom: deps.mail.from,
       post: deps.post,
       collecting: deps.collecting,
+      retentionMs: deps.retentionMs,
       onError: (error) => this.onError(error),
       onMailRecorded: () => this.mailSender?.kick(),
     });
