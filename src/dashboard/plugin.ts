@@ -14,6 +14,7 @@ import { DomainError } from '../domain/errors.ts';
 import { dashboardCommands, type DashboardOptions } from './commands.ts';
 import { formField } from './form.ts';
 import { Html } from './pages/html.ts';
+import { decodeShownOnce, encodeShownOnce } from './pages/shown-once.ts';
 import { expiredFormPage, invalidInvitePage, invitePage, loginPage, registerPages, tooManyRequestsPage, type SignedIn } from './pages/index.ts';
 import { DUMMY_HASH, hashPassword, passwordProblem, verifyPassword } from './passwords.ts';
 import { plainHttpProblem, secureFor } from './plain-http.ts';
@@ -206,8 +207,8 @@ export async function dashboardPlugin(app: FastifyInstance, deps: ApiDeps, optio
       csrfField: (_request, reply) => csrfField(reply),
       plainHttpProblem,
       // Pages hold only for a signed-in request: its cookie is a live session's id.
-      holdShownOnce: (request, text) => sessions.holdShownOnce(request.cookies[SESSION_COOKIE]!, text),
-      takeShownOnce: (request) => sessions.takeShownOnce(request.cookies[SESSION_COOKIE]),
+      holdShownOnce: (request, path, notice) => sessions.holdShownOnce(request.cookies[SESSION_COOKIE]!, path, encodeShownOnce(notice)),
+      takeShownOnce: async (request, path) => decodeShownOnce(await sessions.takeShownOnce(request.cookies[SESSION_COOKIE], path)),
     },
     dashboardCommands(deps, options, sessions),
   );

@@ -1,5 +1,5 @@
 // The dashboard's own tables: secrets that must not be events (password hashes, session ids
-// as hashes, a new key's value sealed for its one display) and the per-key request counters
+// as hashes, what a page shows once after a form, sealed for that one display) and the per-key request counters
 // the API processes flush.
 import type { Migration } from '../db/migrate.ts';
 
@@ -32,5 +32,11 @@ export const dashboardMigrations: readonly Migration[] = [
     id: 'dashboard/002-sessions-shown-once',
     sql: `
       ALTER TABLE dashboard.sessions ADD COLUMN IF NOT EXISTS shown_once text, ADD COLUMN IF NOT EXISTS shown_once_at timestamptz;`,
+  },
+  {
+    // Which page what a session holds is for: only that page takes it (sessions.ts).
+    id: 'dashboard/003-sessions-shown-once-for',
+    sql: `
+      ALTER TABLE dashboard.sessions ADD COLUMN IF NOT EXISTS shown_once_for text;`,
   },
 ];

@@ -3,8 +3,9 @@
 // when the member is removed, after 12 hours idle or 7 days in all. Times are wall time.
 //
 // A session also holds what one page shows once after a form redirects to it (Post/Redirect/
-// Get: a new key's value). It is sealed under a key derived from the session id, which only
-// the browser's cookie has, so the row alone opens nothing; the first read takes it away.
+// Get: a new key's value, a webhook secret, an invitation link, a confirmation). It is sealed
+// under a key derived from the session id, which only the browser's cookie has, so the row
+// alone opens nothing; the first read by the page it is for takes it away.
 import { createHash, hkdfSync, randomBytes } from 'node:crypto';
 import type { Pool } from 'pg';
 import type { Clock } from '../clock.ts';
@@ -55,23 +56,34 @@ export class Sessions {
     return { memberId: row.memberId, orgId: row.orgId, email: row.email, role: row.role };
   }
 
-  /** Keeps `text` for the session's next takeShownOnce (in place of anything held before). */
-  async holdShownOnce(id: string, text: string): Promise<void> {
-    await this.pool.query(`UPDATE dashboard.sessions SET shown_once = $2, shown_once_at = $3 WHERE id_hash = $1`, [hashOf(id), boxOf(id).seal(text), this.wall.now()]);
+  /**
+   * Keeps `text` for the session's next takeShownOnce by the page at `path` (in place of
+   * anything held before, for whichever page). The path is kept in clear: it says which page,
+   * never what.
+   */
+  async holdShownOnce(id: string, path: string, text: string): Promise<void> {
+    await this.pool.query(`UPDATE dashboard.sessions SET shown_once = $2, shown_once_at = $3, shown_once_for = $4 WHERE id_hash = $1`, [
+      hashOf(id),
+      boxOf(id).seal(text),
+      this.wall.now(),
+      path,
+    ]);
   }
 
   /**
-   * What holdShownOnce kept, once: the read clears it (of two reads at once, one gets it).
-   * Null when nothing is held, or it was held more than SHOWN_ONCE_MS ago.
+   * What holdShownOnce kept for the page at `path`, once: the read clears it (of two reads at
+   * once, one gets it). Null when nothing is held for that page (another page's stays held),
+   * or it was held more than SHOWN_ONCE_MS ago.
    */
-  async takeShownOnce(id: string | undefined): Promise<string | null> {
+  async takeShownOnce(id: string | undefined, path: string): Promise<string | null> {
     if (!id || id.length > 100) return null;
     const { rows } = await this.pool.query<{ sealed: string; heldAt: Date }>(
-      `UPDATE dashboard.sessions s SET shown_once = NULL, shown_once_at = NULL
-         FROM (SELECT id_hash, shown_once, shown_once_at FROM dashboard.sessions WHERE id_hash = $1 AND shown_once IS NOT NULL FOR UPDATE) held
+      `UPDATE dashboard.sessions s SET shown_once = NULL, shown_once_at = NULL, shown_once_for = NULL
+         FROM (SELECT id_hash, shown_once, shown_once_at FROM dashboard.sessions
+                WHERE id_hash = $1 AND shown_once IS NOT NULL AND shown_once_for = $2 FOR UPDATE) held
         WHERE s.id_hash = held.id_hash
         RETURNING held.shown_once AS sealed, held.shown_once_at AS "heldAt"`,
-      [hashOf(id)],
+      [hashOf(id), path],
     );
     const row = rows[0];
     if (!row || this.wall.now().getTime() - row.heldAt.getTime() > SHOWN_ONCE_MS) return null;

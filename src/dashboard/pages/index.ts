@@ -22,6 +22,7 @@ import { accountLedger } from './ledger.ts';
 import { membersPage, type MembersView } from './members.ts';
 import type { DashboardCommands, PageAuth, SignedIn } from './model.ts';
 import { overviewPage } from './overview.ts';
+import type { ShownOnce } from './shown-once.ts';
 import { filtersOf, trackLines, videosPage, type TrackForm } from './videos.ts';
 import { videoPage } from './video.ts';
 import { webhookPage, webhooksPage, type WebhookEditForm, type WebhookForm, type WebhookView, type WebhooksView } from './webhooks.ts';
@@ -46,6 +47,16 @@ export function registerPages(app: FastifyInstance, deps: ApiDeps, auth: PageAut
     // Pages show keys and balances: never kept by a browser or proxy cache.
     reply.header('cache-control', 'no-store').type('text/html; charset=utf-8');
     return { me, viewer: { email: me.email, role: me.role, orgName: await commands.orgName(me.orgId), csrf: new Html(auth.csrfField(request, reply)) } };
+  }
+
+  /**
+   * Post/Redirect/Get: a form's POST that changed something answers 303 to the page `to`,
+   * which shows `notice` once (its session holds it for that page); a reload of that page
+   * sends no form again.
+   */
+  async function redirectShowing(request: FastifyRequest, reply: FastifyReply, to: string, notice: ShownOnce): Promise<FastifyReply> {
+    await auth.holdShownOnce(request, new URL(to, 'http://page').pathname, notice);
+    return reply.redirect(to, 303);
   }
 
   function notFound(reply: FastifyReply, viewer: Viewer, section: Section = 'videos'): FastifyReply {
@@ -78,8 +89,8 @@ export function registerPages(app: FastifyInstance, deps: ApiDeps, auth: PageAut
   app.get('/keys', async (request, reply) => {
     const seen = await viewerOf(request, reply);
     if (!seen) return reply;
-    const held = await auth.takeShownOnce(request);
-    return showKeys(reply, seen, held ? { created: JSON.parse(held) as KeysView['created'] } : {});
+    const held = await auth.takeShownOnce(request, '/keys');
+    return showKeys(reply, seen, held?.kind === 'key-created' ? { created: { name: held.name, apiKey: held.apiKey } } : held?.kind === 'done' ? { done: held.text } : {});
   });
 
   app.post('/keys', async (request, reply) => {
@@ -91,8 +102,7 @@ export function registerPages(app: FastifyInstance, deps: ApiDeps, auth: PageAut
     if (name.length === 0 || name.length > 100) return showKeys(reply, seen, { form, error: 'Name must be 1 to 100 characters.' }, 400);
     if (!mode) return showKeys(reply, seen, { form, error: 'Choose Live or Test.' }, 400);
     const created = await commands.createKey(seen.me.orgId, { name, mode, by: seen.me });
-    await auth.holdShownOnce(request, JSON.stringify({ name, apiKey: created.apiKey }));
-    return reply.redirect('/keys', 303);
+    return redirectShowing(request, reply, '/keys', { kind: 'key-created', name, apiKey: created.apiKey });
   });
 
   app.post<{ Params: { id: string } }>('/keys/:id/delete', async (request, reply) => {

@@ -2,6 +2,7 @@
 // keys with their usage counters). The pages only render and route; these do the work.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { KeyMode } from '../../domain/platform.ts';
+import type { ShownOnce } from './shown-once.ts';
 
 export interface SignedIn {
   memberId: string;
@@ -17,10 +18,10 @@ export interface PageAuth {
   csrfField(request: FastifyRequest, reply: FastifyReply): string;
   /** Why this browser could not keep a session (plain http away from loopback), or null. */
   plainHttpProblem(request: FastifyRequest): string | null;
-  /** Keeps `text` in the signed-in request's session for the page a form redirects to. */
-  holdShownOnce(request: FastifyRequest, text: string): Promise<void>;
-  /** What holdShownOnce kept in this request's session, once; null when nothing is held. */
-  takeShownOnce(request: FastifyRequest): Promise<string | null>;
+  /** Keeps `notice` in the signed-in request's session for the page at `path` a form redirects to. */
+  holdShownOnce(request: FastifyRequest, path: string, notice: ShownOnce): Promise<void>;
+  /** What holdShownOnce kept in this request's session for the page at `path`, once; null when nothing is held for it. */
+  takeShownOnce(request: FastifyRequest, path: string): Promise<ShownOnce | null>;
 }
 
 export interface KeyListing {
