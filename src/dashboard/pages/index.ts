@@ -215,9 +215,16 @@ export function registerPages(app: FastifyInstance, deps: ApiDeps, auth: PageAut
     return null;
   };
 
+  // What the forms of the list redirect here with: a secret (added, rotated), shown once.
   app.get('/webhooks', async (request, reply) => {
     const seen = await viewerOf(request, reply);
-    return seen ? showWebhooks(reply, seen) : reply;
+    if (!seen) return reply;
+    const held = await auth.takeShownOnce(request, '/webhooks');
+    if (held?.kind === 'webhook-secret') return showWebhooks(reply, seen, { secret: { url: held.url, secret: held.secret, rotated: held.rotated } });
+    if (held?.kind === 'webhook-test-sent') {
+      return showWebhooks(reply, seen, { done: html`A <code>webhook.test</code> event is on its way: see it among <a href="/webhooks/${encodeURIComponent(held.endpointId)}">the endpoint's deliveries</a>.` });
+    }
+    return showWebhooks(reply, seen, held?.kind === 'done' ? { done: held.text } : {});
   });
 
   app.post('/webhooks', async (request, reply) => {
@@ -229,12 +236,16 @@ export function registerPages(app: FastifyInstance, deps: ApiDeps, auth: PageAut
     if (problem) return showWebhooks(reply, seen, { form, error: problem }, 400);
     const created = await commands.createWebhook(seen.me.orgId, { url: form.url, events: form.events, description: form.description || null, mode: form.mode });
     if (!created.ok) return showWebhooks(reply, seen, { form, error: created.error }, 400);
-    return showWebhooks(reply, seen, { secret: { url: form.url, secret: created.secret } });
+    return redirectShowing(request, reply, '/webhooks', { kind: 'webhook-secret', url: form.url, secret: created.secret });
   });
+
+  const webhookPath = (id: string) => `/webhooks/${encodeURIComponent(id)}`;
 
   app.get<{ Params: { id: string } }>('/webhooks/:id', async (request, reply) => {
     const seen = await viewerOf(request, reply);
-    return seen ? showWebhook(reply, seen, request.params.id) : reply;
+    if (!seen) return reply;
+    const held = await auth.takeShownOnce(request, webhookPath(request.params.id));
+    return showWebhook(reply, seen, request.params.id, held?.kind === 'done' ? { done: held.text } : {});
   });
 
   for (const [action, done] of [
@@ -254,10 +265,7 @@ export function registerPages(app: FastifyInstance, deps: ApiDeps, auth: PageAut
         : await commands.deleteWebhook(orgId, id);
       if (outcome === 'not_found') return showWebhooks(reply, seen, { error: GONE }, 404);
       if (!outcome.ok) return showWebhooks(reply, seen, { error: outcome.error }, 400);
-      if (action === 'test') {
-        return showWebhooks(reply, seen, { done: html`A <code>webhook.test</code> event is on its way: see it among <a href="/webhooks/${encodeURIComponent(id)}">the endpoint's deliveries</a>.` });
-      }
-      return showWebhooks(reply, seen, { done });
+      return redirectShowing(request, reply, '/webhooks', action === 'test' ? { kind: 'webhook-test-sent', endpointId: id } : { kind: 'done', text: done });
     });
   }
 
@@ -268,7 +276,12 @@ export function registerPages(app: FastifyInstance, deps: ApiDeps, auth: PageAut
     if (outcome === 'not_found') return showWebhooks(reply, seen, { error: GONE }, 404);
     if (!outcome.ok) return showWebhooks(reply, seen, { error: outcome.error }, 400);
     const webhook = await commands.readWebhook(seen.me.orgId, request.params.id);
-    return showWebhooks(reply, seen, { secret: { url: webhook?.url ?? request.params.id, secret: outcome.secret, rotated: { previousExpiresAt: outcome.previousExpiresAt } } });
+    return redirectShowing(request, reply, '/webhooks', {
+      kind: 'webhook-secret',
+      url: webhook?.url ?? request.params.id,
+      secret: outcome.secret,
+      rotated: { previousExpiresAt: outcome.previousExpiresAt },
+    });
   });
 
   // The API's PATCH of URL, events and description. A refusal shows the API's message above
@@ -283,7 +296,7 @@ export function registerPages(app: FastifyInstance, deps: ApiDeps, auth: PageAut
     const outcome = await commands.updateWebhook(seen.me.orgId, id, { url: edit.url, events: edit.events, description: edit.description || null });
     if (outcome === 'not_found') return notFound(reply, seen.viewer, 'webhooks');
     if (!outcome.ok) return showWebhook(reply, seen, id, { edit, error: outcome.error }, 400);
-    return showWebhook(reply, seen, id, { done: 'The endpoint is saved: from now on, deliveries go to the URL and cover the events shown here.' });
+    return redirectShowing(request, reply, webhookPath(id), { kind: 'done', text: 'The endpoint is saved: from now on, deliveries go to the URL and cover the events shown here.' });
   });
 
   // The API's recover. The form's datetime-local has no zone and the page says UTC, as every
@@ -300,7 +313,7 @@ export function registerPages(app: FastifyInstance, deps: ApiDeps, auth: PageAut
     const done =
       outcome.recovered === 0 ? `No delivery to this endpoint has failed since ${from}: nothing was queued again.`
       : `${outcome.recovered} failed ${outcome.recovered === 1 ? 'delivery' : 'deliveries'} since ${from} queued again: each is sent again with its own webhook-id, on a fresh retry schedule.`;
-    return showWebhook(reply, seen, id, { since, done });
+    return redirectShowing(request, reply, webhookPath(id), { kind: 'done', text: done });
   });
 
   app.post<{ Params: { id: string; deliveryId: string } }>('/webhooks/:id/deliveries/:deliveryId/replay', async (request, reply) => {
@@ -313,7 +326,7 @@ export function registerPages(app: FastifyInstance, deps: ApiDeps, auth: PageAut
       return showWebhook(reply, seen, id, { error: 'That delivery does not exist.' }, 404);
     }
     if (!outcome.ok) return showWebhook(reply, seen, id, { error: outcome.error }, 400);
-    return showWebhook(reply, seen, id, { done: 'The delivery is sent again, with the same webhook-id.' });
+    return redirectShowing(request, reply, webhookPath(id), { kind: 'done', text: 'The delivery is sent again, with the same webhook-id.' });
   });
 
   // ---- members (owners)
