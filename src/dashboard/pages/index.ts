@@ -342,9 +342,22 @@ export function registerPages(app: FastifyInstance, deps: ApiDeps, auth: PageAut
   const showMembers = async (reply: FastifyReply, seen: { me: SignedIn; viewer: Viewer }, view: Omit<MembersView, 'members'> = {}, status = 200) =>
     reply.code(status).send(membersPage(seen.viewer, seen.me, { ...view, members: await commands.listMembers(seen.me.orgId) }));
 
+  /** How the members page says what its forms did (held for it by the redirect). */
+  function membersNotice(held: ShownOnce | null): Omit<MembersView, 'members'> {
+    if (held?.kind === 'done') return { done: held.text };
+    if (held?.kind !== 'invited') return {};
+    const earlier = held.replaced ? ' Their earlier invitation link no longer works.' : '';
+    if (!held.mailed) {
+      return { error: html`The invitation stands, but its e-mail could not be sent: give ${held.email} this link (it works once, for 7 days): <code class="wrap">${held.inviteUrl}</code>${earlier}` };
+    }
+    // The link as well: an e-mail accepted for delivery can still be lost or filtered.
+    return { done: html`Invitation sent to ${held.email}. Should it not arrive, give them this link (it works once, for 7 days): <code class="wrap">${held.inviteUrl}</code>${earlier}` };
+  }
+
   app.get('/members', async (request, reply) => {
     const seen = await ownerOf(request, reply);
-    return seen ? showMembers(reply, seen) : reply;
+    if (!seen) return reply;
+    return showMembers(reply, seen, membersNotice(await auth.takeShownOnce(request, '/members')));
   });
 
   app.post('/members', async (request, reply) => {
@@ -354,12 +367,9 @@ export function registerPages(app: FastifyInstance, deps: ApiDeps, auth: PageAut
     const role = formField(request.body, 'role') === 'owner' ? 'owner' : 'member';
     const outcome = await commands.inviteMember(seen.me.orgId, { email, role, by: seen.me });
     if (!outcome.ok) return showMembers(reply, seen, { form: { email, role }, error: outcome.error }, 400);
-    const earlier = outcome.replaced ? ' Their earlier invitation link no longer works.' : '';
-    if (!outcome.mailed) {
-      return showMembers(reply, seen, { error: html`The invitation stands, but its e-mail could not be sent: give ${email} this link (it works once, for 7 days): <code class="wrap">${outcome.inviteUrl}</code>${earlier}` });
-    }
-    // The link as well: an e-mail accepted for delivery can still be lost or filtered.
-    return showMembers(reply, seen, { done: html`Invitation sent to ${email}. Should it not arrive, give them this link (it works once, for 7 days): <code class="wrap">${outcome.inviteUrl}</code>${earlier}` });
+    // A reload of the page showing the link would otherwise invite again: a second e-mail, and
+    // the link just shown replaced.
+    return redirectShowing(request, reply, '/members', { kind: 'invited', email, inviteUrl: outcome.inviteUrl, mailed: outcome.mailed, replaced: outcome.replaced });
   });
 
   app.post<{ Params: { id: string } }>('/members/:id/remove', async (request, reply) => {
@@ -367,7 +377,7 @@ export function registerPages(app: FastifyInstance, deps: ApiDeps, auth: PageAut
     if (!seen) return reply;
     const outcome = await commands.removeMember(seen.me.orgId, request.params.id, seen.me);
     if (!outcome.ok) return showMembers(reply, seen, { error: outcome.error }, 400);
-    return showMembers(reply, seen, { done: 'The member was removed.' });
+    return redirectShowing(request, reply, '/members', { kind: 'done', text: 'The member was removed.' });
   });
 
 }
