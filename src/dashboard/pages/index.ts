@@ -119,10 +119,23 @@ export function registerPages(app: FastifyInstance, deps: ApiDeps, auth: PageAut
   // ---- videos
   const blankForm = (): TrackForm => ({ links: '', days: '7', mode: 'live' });
 
+  /**
+   * The form after a tracking, with each line's result: the lines not tracked (invalid, short
+   * of funds, failed) are back in it, to be corrected and sent again; those tracked are not,
+   * so pressing Track again does not send them.
+   */
+  const afterTracking = (held: Extract<ShownOnce, { kind: 'tracked' }>): TrackForm => ({
+    links: held.results.filter((r) => r.outcome === 'invalid' || r.outcome === 'insufficient' || r.outcome === 'failed').map((r) => r.line).join('\n'),
+    days: held.days,
+    mode: held.mode,
+    results: held.results,
+  });
+
   app.get<{ Querystring: Record<string, unknown> }>('/videos', async (request, reply) => {
     const seen = await viewerOf(request, reply);
     if (!seen) return reply;
-    return reply.send(await videosPage(deps, seen.viewer, seen.me.orgId, filtersOf(request.query ?? {}), blankForm()));
+    const held = await auth.takeShownOnce(request, '/videos');
+    return reply.send(await videosPage(deps, seen.viewer, seen.me.orgId, filtersOf(request.query ?? {}), held?.kind === 'tracked' ? afterTracking(held) : blankForm()));
   });
 
   app.post('/videos/track', async (request, reply) => {
@@ -130,7 +143,9 @@ export function registerPages(app: FastifyInstance, deps: ApiDeps, auth: PageAut
     if (!seen) return reply;
     const form: TrackForm = { links: formField(request.body, 'links'), days: formField(request.body, 'days'), mode: formMode(request.body) ?? 'live' };
     const done = await trackLines(deps, { orgId: seen.me.orgId, memberId: seen.me.memberId }, form);
-    return reply.code(done.error ? 400 : 200).send(await videosPage(deps, seen.viewer, seen.me.orgId, { mode: form.mode }, done));
+    if (done.error || !done.results) return reply.code(400).send(await videosPage(deps, seen.viewer, seen.me.orgId, { mode: form.mode }, done));
+    // The list of the mode just tracked in, as the answer to the POST showed it.
+    return redirectShowing(request, reply, form.mode === 'test' ? '/videos?mode=test' : '/videos', { kind: 'tracked', days: form.days, mode: form.mode, results: done.results });
   });
 
   app.get<{ Params: { id: string } }>('/videos/:id', async (request, reply) => {
