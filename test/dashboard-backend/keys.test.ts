@@ -3,14 +3,15 @@
 // value is in no log, no cookie and, in clear, no table. Deleting one waits (boundedly) for the
 // read models to show it: when that wait runs out, the page says the deletion is recorded and
 // takes effect in a moment, rather than reporting it done above a list that may still show it.
+// Deleting is Post/Redirect/Get too: /keys says it once, and a reload deletes nothing again.
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import { systemClock } from '../../src/clock.ts';
 import { issueKey } from '../../src/commands/account-commands.ts';
-import { inviteMember, joinMember } from '../../src/commands/member-commands.ts';
 import { Sessions } from '../../src/dashboard/sessions.ts';
 import { DashboardClient } from '../support/dashboard-client.ts';
+import { signedInOwner as owner } from '../support/dashboard-owner.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 import { until } from '../support/wait.ts';
 
@@ -28,14 +29,7 @@ before(async () => {
 });
 after(() => service?.close());
 
-/** An owner of a new organization, signed in to the dashboard. */
-async function signedInOwner(): Promise<{ orgId: string; memberId: string; client: DashboardClient }> {
-  const { orgId } = await service.organization();
-  const invited = await inviteMember(service.store, service.clock, systemClock, { orgId, email: `owner-${orgId}@example.test`, role: 'owner', by: 'operator' });
-  await joinMember(service.store, service.clock, systemClock, { orgId, memberId: invited.memberId, token: invited.token });
-  await service.settle();
-  return { orgId, memberId: invited.memberId, client: new DashboardClient(service.app, { session: await new Sessions(service.db.pool, systemClock).start(invited.memberId) }) };
-}
+const signedInOwner = () => owner(service);
 
 const keyCount = async (orgId: string) => (await service.db.pool.query(`SELECT count(*)::int AS n FROM rm.api_keys WHERE org_id = $1`, [orgId])).rows[0].n as number;
 const shownKey = (body: string) => /data-testid="new-key-value"[^>]*>([^<]+)</.exec(body)?.[1];
@@ -87,15 +81,24 @@ describe('deleting a key in the dashboard', () => {
   }
   const usage = async (apiKey: string) => (await service.app.inject({ url: '/api/v1/usage', headers: { 'x-api-key': apiKey } })).statusCode;
   const listed = (body: string, name: string) => body.includes(`<td>${name}</td>`);
+  /** Deletes the key from the keys page; the page its 303 leads to (Post/Redirect/Get). */
+  async function deletedThenShown(client: DashboardClient, keyId: string) {
+    const answer = await client.post('/keys', `/keys/${keyId}/delete`, {});
+    assert.equal(answer.statusCode, 303, answer.body);
+    assert.equal(answer.headers.location, '/keys');
+    return client.get('/keys');
+  }
 
   it('says the key was deleted once the read models show it', async () => {
     const { orgId, client } = await signedInOwner();
     const { keyId, apiKey } = await key(orgId, 'old laptop');
-    const deleted = await client.post('/keys', `/keys/${keyId}/delete`, {});
-    assert.equal(deleted.statusCode, 200, deleted.body);
+    const deleted = await deletedThenShown(client, keyId);
     assert.match(deleted.body, /The key was deleted: requests with it are refused from now on\./);
     assert.ok(!listed(deleted.body, 'old laptop'));
     assert.equal(await usage(apiKey), 401);
+    const reloaded = await client.get('/keys');
+    assert.doesNotMatch(reloaded.body, /class="notice/, 'a reload says nothing: no second deletion, no "already deleted"');
+    assert.equal((await service.db.pool.query(`SELECT count(*)::int AS n FROM es.events WHERE type = 'ApiKeyRevoked' AND data->>'keyId' = $1`, [keyId])).rows[0].n, 1);
   });
 
   it('says the deletion is recorded and shows in a moment when the read models lag past the wait', async () => {
@@ -113,8 +116,7 @@ describe('deleting a key in the dashboard', () => {
     try {
       await lock.query('BEGIN');
       await lock.query(`SELECT 1 FROM rm.api_keys WHERE key_id = $1 FOR UPDATE`, [keyId]);
-      const deleted = await client.post('/keys', `/keys/${keyId}/delete`, {});
-      assert.equal(deleted.statusCode, 200, deleted.body);
+      const deleted = await deletedThenShown(client, keyId);
       assert.match(deleted.body, /The deletion is recorded and takes effect in a moment/);
       assert.doesNotMatch(deleted.body, /The key was deleted/, 'no claim the read models do not back');
       assert.ok(listed(deleted.body, 'lagging key'), 'the list is the read model as it stands: still with the key');

@@ -111,9 +111,12 @@ export function registerPages(app: FastifyInstance, deps: ApiDeps, auth: PageAut
     const outcome = POSSIBLE_ID.test(request.params.id) ? await commands.deleteKey(seen.me.orgId, request.params.id, seen.me) : 'not_found';
     if (outcome === 'not_found') return showKeys(reply, seen, { error: 'That key does not exist or was already deleted.' }, 404);
     if (outcome === 'recorded') {
-      return showKeys(reply, seen, { done: 'The deletion is recorded and takes effect in a moment: until then the key may still be listed below, and requests with it may still be accepted. Reload the page to see it gone.' });
+      return redirectShowing(request, reply, '/keys', {
+        kind: 'done',
+        text: 'The deletion is recorded and takes effect in a moment: until then the key may still be listed below, and requests with it may still be accepted. Reload the page to see it gone.',
+      });
     }
-    return showKeys(reply, seen, { done: 'The key was deleted: requests with it are refused from now on.' });
+    return redirectShowing(request, reply, '/keys', { kind: 'done', text: 'The key was deleted: requests with it are refused from now on.' });
   });
 
   // ---- videos
