@@ -131,7 +131,8 @@ describe('webhook endpoints in the dashboard', () => {
 
     const recovered = await client.post(page, `${page}/recover`, { since: '2020-01-01T00:00' });
     const recover = await redirectedThenReloaded(client, recovered, page);
-    assert.match(okNotice(recover.shown.body) ?? '', /No delivery to this endpoint has failed since/);
+    assert.match(okNotice(recover.shown.body) ?? '', /No delivery to this endpoint has failed since 2020-01-01 00:00 UTC/);
+    assert.match(recover.shown.body, /id="recover-since"[^>]*value="2020-01-01T00:00"/, 'the form keeps the time it used');
     assert.equal(okNotice(recover.reloaded.body), undefined, 'a reload says nothing');
   });
 

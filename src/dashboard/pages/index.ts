@@ -263,7 +263,8 @@ export function registerPages(app: FastifyInstance, deps: ApiDeps, auth: PageAut
     const seen = await viewerOf(request, reply);
     if (!seen) return reply;
     const held = await auth.takeShownOnce(request, webhookPath(request.params.id));
-    return showWebhook(reply, seen, request.params.id, held?.kind === 'done' ? { done: held.text } : {});
+    const view = held?.kind === 'done' ? { done: held.text } : held?.kind === 'webhook-recovered' ? { done: held.text, since: held.since } : {};
+    return showWebhook(reply, seen, request.params.id, view);
   });
 
   for (const [action, done] of [
@@ -331,7 +332,7 @@ export function registerPages(app: FastifyInstance, deps: ApiDeps, auth: PageAut
     const done =
       outcome.recovered === 0 ? `No delivery to this endpoint has failed since ${from}: nothing was queued again.`
       : `${outcome.recovered} failed ${outcome.recovered === 1 ? 'delivery' : 'deliveries'} since ${from} queued again: each is sent again with its own webhook-id, on a fresh retry schedule.`;
-    return redirectShowing(request, reply, webhookPath(id), { kind: 'done', text: done });
+    return redirectShowing(request, reply, webhookPath(id), { kind: 'webhook-recovered', text: done, since });
   });
 
   app.post<{ Params: { id: string; deliveryId: string } }>('/webhooks/:id/deliveries/:deliveryId/replay', async (request, reply) => {

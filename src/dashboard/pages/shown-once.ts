@@ -11,6 +11,8 @@ export type ShownOnce =
   | { kind: 'webhook-secret'; url: string; secret: string; rotated?: { previousExpiresAt: string } }
   /** A webhook.test event queued for the endpoint (/webhooks). */
   | { kind: 'webhook-test-sent'; endpointId: string }
+  /** Failed deliveries sent again: how many, and the time the form used, kept in it (/webhooks/{id}). */
+  | { kind: 'webhook-recovered'; text: string; since: string }
   /** An invitation made: its link, also when its e-mail could not be sent (/members). */
   | { kind: 'invited'; email: string; inviteUrl: string; mailed: boolean; replaced: boolean }
   /** Each pasted line's tracking result (/videos). */
