@@ -162,6 +162,13 @@ describe('the dashboard in a browser', { timeout: 600_000 }, () => {
     assert.match(href ?? '', /^\/videos\//);
     videoId = decodeURIComponent(href!.slice('/videos/'.length));
     await screenshot(page, 'videos');
+    // Post/Redirect/Get: the results are on the list the form redirected to, whose reload
+    // shows them no more and sends no link again.
+    assert.equal(new URL(page.url()).pathname, '/videos');
+    assert.equal(await page.getByLabel('Video links').inputValue(), 'not a video link', 'the line not tracked is back in the form');
+    await page.reload();
+    assert.equal(await page.getByTestId('track-results').count(), 0, 'a reload shows no results');
+    assert.equal(await page.getByRole('row').filter({ hasText: good }).count(), 1, 'a reload tracks nothing again');
   });
 
   it("a video's page has one chart per metric with every snapshot as a point, and its CSV", async () => {
@@ -200,6 +207,12 @@ describe('the dashboard in a browser', { timeout: 600_000 }, () => {
     const row = page.getByRole('row').filter({ hasText: 'colleague@acme.test' });
     assert.match((await row.textContent()) ?? '', /invited/);
     await screenshot(page, 'members');
+    // Post/Redirect/Get: a reload of the page showing the link does not invite again (which
+    // would replace the link just shown).
+    assert.equal(new URL(page.url()).pathname, '/members');
+    await page.reload();
+    assert.equal(await page.getByRole('status').count(), 0, 'a reload shows the link no more');
+    assert.equal(await row.count(), 1);
     await row.getByRole('button', { name: 'Remove' }).click();
     await page.getByRole('button', { name: 'Remove member' }).click();
     await page.getByRole('status').filter({ hasText: 'removed' }).waitFor();

@@ -130,6 +130,12 @@ describe('the Webhooks page in a browser', { timeout: 300_000 }, () => {
     assert.match(rotated, /^whsec_/);
     assert.match((await page.locator('.created').textContent()) ?? '', /24 h/);
     await screenshot(page, 'webhooks');
+    // Post/Redirect/Get: a reload shows the secret no more and does not rotate again (which
+    // would void the secret just shown).
+    assert.equal(new URL(page.url()).pathname, '/webhooks');
+    await page.reload();
+    assert.equal(await page.getByTestId('new-webhook-secret').count(), 0, 'a reload shows the secret no more');
+    assert.ok(!(await page.content()).includes(rotated));
 
     await row().getByRole('button', { name: 'Disable' }).click();
     await page.getByRole('status').filter({ hasText: 'disabled' }).waitFor();
