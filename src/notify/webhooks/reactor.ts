@@ -64,6 +64,15 @@ const RETRY_MS = 5_000;
 const RECORD_CHUNK = 1_000;
 /** How long a page waits for the read models (endpoints, videos, usage) to reach it before it is read again. */
 const READ_MODEL_WAIT_MS = 10_000;
+/** Events that change who gets what: the endpoints (and their subscriptions) and the metric alerts. */
+const TARGET_CHANGES = new Set([
+  'WebhookEndpointCreated',
+  'WebhookEndpointUpdated',
+  'WebhookEndpointDisabled',
+  'WebhookEndpointDeleted',
+  'MetricAlertCreated',
+  'MetricAlertDeleted',
+]);
 
 export class WebhookReactor {
   private subscription: Subscription | null = null;
@@ -76,6 +85,12 @@ export class WebhookReactor {
   /** Where writes that need not wait for the disk go (see `sendPool`). */
   private readonly asyncPool: Pool;
   private onError: (error: unknown) => void = () => undefined;
+  /**
+   * Whether a change of targets read from the log may not be in the read models yet: true from
+   * start (the log before the checkpoint is not seen), and after a page that holds one, until a
+   * page has waited for the read models to reach it.
+   */
+  private targetsUnprojected = true;
 
   constructor(private readonly deps: WebhookReactorDeps) {
     this.asyncPool = deps.sendPool ?? deps.pool;
@@ -100,6 +115,7 @@ export class WebhookReactor {
   async start(onError: (error: unknown) => void): Promise<void> {
     this.onError = onError;
     this.stopped = false;
+    this.targetsUnprojected = true;
     if (!this.mailSender) {
       const mailer = createMailer(this.deps.mail);
       this.mailSender = new OutboxSender(this.deps.pool, mailer, onError);
@@ -135,6 +151,7 @@ export class WebhookReactor {
     if (page.length === 0) return;
     const last = page[page.length - 1]!.position;
     const causes = page.map(causeOf).filter((c): c is WebhookCause => c !== null);
+    if (page.some((e) => TARGET_CHANGES.has(e.type))) this.targetsUnprojected = true;
     const balance = balanceChangesOf(page);
     const prepared = causes.length > 0 || balance.spenders.size > 0 ? await this.prepare(causes, balance, last) : { deliveries: [], candidates: [], messages: [] };
     const nothingToWrite =
@@ -166,6 +183,11 @@ export class WebhookReactor {
     if (prepared.messages.length > 0) this.mailSender?.kick();
   }
 
+  /** Until the read models hold the page at `last`; failing the page when they do not in time. */
+  private async waitForReadModels(last: Position): Promise<void> {
+    if (!(await this.deps.watcher.waitFor(last, READ_MODEL_WAIT_MS))) throw new Error('read models did not reach the page of webhook events in time');
+  }
+
   /**
    * The page's deliveries (but balance.low's, decided in the transaction) and the organizations
    * whose balance to look at. Organizations without an endpoint for these events cost one query.
@@ -175,14 +197,18 @@ export class WebhookReactor {
     balance: BalanceChanges,
     last: Position,
   ): Promise<{ deliveries: NewDelivery[]; candidates: BalanceCandidate[]; messages: OutboxMessage[] }> {
-    const { pool, watcher } = this.deps;
-    // Who gets the page is decided on the read models once they hold the page. Read earlier,
-    // an endpoint created, enabled or subscribed just before these events (its change not yet
-    // projected) would miss them for good, as the checkpoint then moves past the page; and one
-    // disabled or deleted just before would still get them. Usually the projector is past the
-    // page already and this is a comparison in memory. Not there in time: the page is read again
-    // later, from the checkpoint where it stays.
-    if (!(await watcher.waitFor(last, READ_MODEL_WAIT_MS))) throw new Error('read models did not reach the page of webhook events in time');
+    const { pool } = this.deps;
+    // Who gets the page is decided on read models that hold every change of targets before it.
+    // Read earlier, an endpoint created, enabled or subscribed just before these events (its
+    // change not yet projected) would miss them for good, as the checkpoint then moves past the
+    // page; and one disabled or deleted just before would still get them. Only such a change
+    // not known to be projected costs a wait: a burst of snapshots does not wait for the
+    // projector page by page. Not there in time: the page is read again later, from the
+    // checkpoint where it stays.
+    if (this.targetsUnprojected) {
+      await this.waitForReadModels(last);
+      this.targetsUnprojected = false;
+    }
     const orgIds = [...new Set([...causes.map((c) => c.orgId), ...balance.spenders.keys()])];
     const endpoints = await enabledWebhookEndpoints(pool, orgIds);
     const endpointsOf = new Map<string, WebhookEndpointRow[]>();
@@ -203,8 +229,17 @@ export class WebhookReactor {
     const alerts = snapshots.length > 0 ? await alertsOfOrganizations(pool, [...new Set(snapshots.map((c) => c.orgId))]) : [];
     const watched = alerts.length > 0 ? snapshots.map((c) => ({ cause: c, alerts: alertsOn(c.event, alerts) })).filter((w) => w.alerts.length > 0) : [];
     if (targeted.length === 0 && watching.length === 0 && watched.length === 0) return { deliveries: [], candidates: [], messages: [] };
-    // Videos and usage come from the read models, which hold this page (above).
-    const { facts, snapshotVideos } = await this.factsOf(targeted.map((t) => t.cause));
+    // Videos and usage come from the read models, which must hold this page; but a page of
+    // nothing but snapshot.created needs only its videos' platforms and job ids, which never
+    // change once a video is there: it waits only for a video not there yet. (At a collection
+    // burst the projector is still applying the page: waiting for it put the two in a row.)
+    const onlySnapshots = watching.length === 0 && watched.length === 0 && targeted.every((t) => t.cause.type === 'snapshot.created');
+    let described = onlySnapshots ? await this.factsOf(targeted.map((t) => t.cause)) : null;
+    if (!described || targeted.some((t) => !described!.snapshotVideos.has(t.cause.videoId!))) {
+      await this.waitForReadModels(last);
+      described = await this.factsOf(targeted.map((t) => t.cause));
+    }
+    const { facts, snapshotVideos } = described;
     const candidates: BalanceCandidate[] = [];
     for (const w of watching) {
       const usage = await readUsage(pool, w.orgId);
