@@ -1,6 +1,7 @@
 // Webhook targets while the projector lags the log: the reactor decides who gets a page's events
-// only once the read models hold the page, so an endpoint created just before an event gets it
-// (at least once), and one disabled just before does not. The lag is real: a transaction holds
+// only once the read models hold every change of endpoints before them, so an endpoint created
+// just before an event gets it (at least once), on the event's page or on one before, and one
+// disabled just before does not. The lag is real: a transaction holds
 // the endpoints table, so the projector cannot apply its page until the test lets it.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
@@ -23,15 +24,28 @@ const fixture = webhookFixture();
  * read models to reach the page (it waits for the projector); then lets the projector go.
  * Everything is let go also on failure.
  */
-async function whileProjectorLags<T>(append: () => Promise<T>): Promise<T> {
+async function whileProjectorLags<T>(append: () => Promise<T>, options: { pageBefore?: () => Promise<void> } = {}): Promise<T> {
   const { pool } = fixture.service.db;
   const watcher = fixture.service.watcher;
   const waitFor = watcher.waitFor;
-  const before = (await newestCommittedOn(pool))!;
   const holder = await pool.connect();
   const horizon = await pool.connect();
   try {
-    await holder.query(`BEGIN; LOCK TABLE ${READ_SCHEMA}.webhook_endpoints IN EXCLUSIVE MODE`);
+    // With a page before, the projector is held at the very start of its transaction (reading
+    // its checkpoints FOR UPDATE), before it takes a transaction id: one would hide from every
+    // reader of the log the events appended after it, so the reactor could not read ahead.
+    const held = options.pageBefore ? 'checkpoints' : 'webhook_endpoints';
+    await holder.query(`BEGIN; LOCK TABLE ${READ_SCHEMA}.${held} IN EXCLUSIVE MODE`);
+    if (options.pageBefore) {
+      // A page of its own, which the reactor passes before the events after it are appended.
+      await options.pageBefore();
+      const newest = (await newestCommittedOn(pool))!;
+      await until('the webhook reactor to pass the page before', async () => {
+        const passed = await readCheckpoint(pool, 'webhooks.checkpoint');
+        return passed && comparePositions(passed, newest) >= 0 ? true : undefined;
+      }, 10_000, 10);
+    }
+    const before = (await newestCommittedOn(pool))!;
     await horizon.query('BEGIN; SELECT pg_current_xact_id()');
     // Each request is answered once its read-your-writes wait gives up; its events are in the log.
     const result = await append();
@@ -74,6 +88,27 @@ describe('webhook targets while the read models lag the log', () => {
     const received = fixture.receiver.on('/created-late');
     assert.deepEqual(received.map((r) => r.json.type), ['video.stopped'], `the video.stopped after the creation of ${endpoint.id} must reach it`);
     assert.deepEqual(received[0]!.verifiedWith, [true]);
+  });
+
+  test('an endpoint created on a page of its own, which the reactor passed before the projector applied it, gets the events of later pages', async () => {
+    const org = await fixture.service.organization({ usd: '100' });
+    const api = client(fixture.service, org.liveKey);
+    const video = await tracked(api);
+    await webhooksQuiet(fixture.service);
+    let endpointId = '';
+    await whileProjectorLags(
+      async () => expectStatus(await api.stop(video.id), 200),
+      {
+        pageBefore: async () => {
+          const created = expectStatus(await api.post('/webhooks', { url: `${fixture.receiver.url}/created-page-before`, events: ['video.stopped'] }), 201);
+          fixture.receiver.expect('/created-page-before', created.secret);
+          endpointId = created.id;
+        },
+      },
+    );
+    await webhooksQuiet(fixture.service);
+    const received = fixture.receiver.on('/created-page-before');
+    assert.deepEqual(received.map((r) => r.json.type), ['video.stopped'], `the video.stopped after the creation of ${endpointId} must reach it`);
   });
 
   test('an endpoint disabled just before an event gets no delivery of it, though the projector had not applied the disable', async () => {
