@@ -5,26 +5,20 @@
 // takes effect in a moment, rather than reporting it done above a list that may still show it.
 // Deleting is Post/Redirect/Get too: /keys says it once, and a reload deletes nothing again.
 import assert from 'node:assert/strict';
-import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import { systemClock } from '../../src/clock.ts';
 import { issueKey } from '../../src/commands/account-commands.ts';
 import { Sessions } from '../../src/dashboard/sessions.ts';
 import { DashboardClient } from '../support/dashboard-client.ts';
 import { signedInOwner as owner } from '../support/dashboard-owner.ts';
+import { capturedLog } from '../support/captured-log.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 import { until } from '../support/wait.ts';
 
 let service: TestService;
 /** Every line the API logged. */
-const logged: string[] = [];
+const { stream: logStream, lines: logged } = capturedLog();
 before(async () => {
-  const logStream = new Writable({
-    write(chunk, _encoding, done) {
-      logged.push(String(chunk));
-      done();
-    },
-  });
   service = await startTestService({ logStream });
 });
 after(() => service?.close());

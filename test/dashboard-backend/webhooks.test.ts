@@ -4,22 +4,16 @@
 // endpoint, no second rotation (which would void the secret just shown), no second test event.
 // The secret is in no log, no cookie and, in clear, no session row.
 import assert from 'node:assert/strict';
-import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import type { DashboardClient } from '../support/dashboard-client.ts';
 import { signedInOwner } from '../support/dashboard-owner.ts';
+import { capturedLog } from '../support/captured-log.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 
 let service: TestService;
 /** Every line the API logged. */
-const logged: string[] = [];
+const { stream: logStream, lines: logged } = capturedLog();
 before(async () => {
-  const logStream = new Writable({
-    write(chunk, _encoding, done) {
-      logged.push(String(chunk));
-      done();
-    },
-  });
   // An http URL on 127.0.0.1 is accepted when saved; nothing is sent (no webhook reactor here).
   service = await startTestService({ logStream, env: { WEBHOOK_ALLOW_HOSTS: '127.0.0.1', WEBHOOK_ALLOW_PRIVATE: '1' } });
 });
