@@ -98,9 +98,9 @@ export function markInput(batch: readonly AttemptMark[]): string {
  * Marks the attempts of `input` (markInput's JSON: a parameter, or a literal inside a longer
  * text), only where the claim is still the sender's, and updates each endpoint's health: a
  * success in the batch clears it, unless a later failure follows; otherwise the first failure
- * since the last success is kept; a mark of no send (receiverCalled false) leaves it. Health rows are taken in endpoint order, so two processes'
- * writes cannot deadlock. Answers a row per delivery marked. (The statement is a function of
- * the schema, `webhooks/008` in schema.ts.)
+ * since the last success is kept; a mark of no send (receiverCalled false) leaves it. Health
+ * rows are taken in endpoint order, so two processes' writes cannot deadlock. Answers a row per
+ * delivery marked. (The statement is a function of the schema, `webhooks/008` in schema.ts.)
  */
 export const markAttemptsSql = (input: string) => `SELECT delivery_id, failing_since FROM webhooks.mark_attempts(${input}::json)`;
 
