@@ -16,7 +16,6 @@ import { HttpError } from '../api/errors.ts';
 import { checkedUrl, recoverFailedSince, refuseDisabled, webhookDomainError } from '../api/routes/webhooks.ts';
 import { POSSIBLE_ID } from '../api/schemas.ts';
 import { listDeliveries, replayDelivery } from '../notify/webhooks/deliveries.ts';
-import { clearFailingSince } from '../notify/webhooks/marks.ts';
 import { listWebhookEndpoints, readWebhookEndpoint, type WebhookEndpointRow } from '../../projections/queries.ts';
 import type { Clock } from '../clock.ts';
 import type { Position } from '../eventstore/port.ts';
@@ -177,13 +176,12 @@ export function dashboardCommands(deps: ApiDeps, options: DashboardOptions, sess
     updateWebhook: (orgId, endpointId, { url, events, description }) =>
       onEndpoint(orgId, endpointId, async (row) => {
         const checked = await checkedUrl(url, webhookApi().policy);
-        const handled = await updateWebhookEndpoint(store, clock, { orgId, endpointId: row.endpoint_id, url: checked, events, description });
+        const handled = await updateWebhookEndpoint(store, clock, pool, { orgId, endpointId: row.endpoint_id, url: checked, events, description });
         return { position: handled.position, answer: {} };
       }),
     setWebhookEnabled: (orgId, endpointId, enabled) =>
       onEndpoint(orgId, endpointId, async (row) => {
-        if (enabled && !row.enabled) await clearFailingSince(pool, row.endpoint_id);
-        const handled = await updateWebhookEndpoint(store, clock, { orgId, endpointId: row.endpoint_id, enabled });
+        const handled = await updateWebhookEndpoint(store, clock, pool, { orgId, endpointId: row.endpoint_id, enabled });
         return { position: handled.position, answer: {} };
       }),
     sendWebhookTest: (orgId, endpointId) =>

@@ -63,6 +63,8 @@ export type WebhookEvent =
 export interface EndpointState {
   mode: KeyMode;
   enabled: boolean;
+  /** When it was created or last enabled again (service time, ISO). */
+  enabledAt: string;
   sealedSecret: string;
 }
 
@@ -82,7 +84,8 @@ export function streamIdOfWebhookTests(orgId: string): string {
 export type WebhookCommand =
   | { type: 'CreateEndpoint'; orgId: string; endpointId: string; mode: KeyMode; url: string; events: string[]; description: string | null; sealedSecret: string; now: Date }
   | { type: 'UpdateEndpoint'; orgId: string; endpointId: string; url?: string; events?: string[]; description?: string | null; enabled?: boolean; now: Date }
-  | { type: 'DisableEndpoint'; orgId: string; endpointId: string; reason: DisabledReason; now: Date }
+  /** `attemptedAt`: when the attempt whose answer decides it began. */
+  | { type: 'DisableEndpoint'; orgId: string; endpointId: string; reason: DisabledReason; attemptedAt: Date; now: Date }
   | { type: 'DeleteEndpoint'; orgId: string; endpointId: string; now: Date }
   | { type: 'RotateSecret'; orgId: string; endpointId: string; sealedSecret: string; now: Date }
   | { type: 'SendTest'; orgId: string; endpointId: string; now: Date };
@@ -93,10 +96,11 @@ export function evolveWebhooks(state: WebhooksState, event: WebhookEvent): Webho
   const endpoint = state.get(d.endpointId);
   switch (event.type) {
     case 'WebhookEndpointCreated':
-      next.set(d.endpointId, { mode: event.data.mode, enabled: true, sealedSecret: event.data.sealedSecret });
+      next.set(d.endpointId, { mode: event.data.mode, enabled: true, enabledAt: event.data.at, sealedSecret: event.data.sealedSecret });
       return next;
     case 'WebhookEndpointUpdated':
-      if (endpoint && event.data.enabled !== undefined) next.set(d.endpointId, { ...endpoint, enabled: event.data.enabled });
+      if (endpoint && event.data.enabled === true && !endpoint.enabled) next.set(d.endpointId, { ...endpoint, enabled: true, enabledAt: event.data.at });
+      if (endpoint && event.data.enabled === false) next.set(d.endpointId, { ...endpoint, enabled: false });
       return next;
     case 'WebhookEndpointDisabled':
       if (endpoint) next.set(d.endpointId, { ...endpoint, enabled: false });
@@ -151,7 +155,9 @@ export function decideWebhooks(command: WebhookCommand, state: WebhooksState): W
       return [{ type: 'WebhookEndpointUpdated', data: { orgId, endpointId, ...changes, at } }];
     }
     case 'DisableEndpoint':
-      if (!endpoint.enabled) return [];
+      // An attempt begun before the endpoint was enabled again says nothing of it since: the
+      // owner's enable wins over a disable decided on the failures it answered.
+      if (!endpoint.enabled || command.attemptedAt.getTime() < Date.parse(endpoint.enabledAt)) return [];
       return [{ type: 'WebhookEndpointDisabled', data: { orgId, endpointId, reason: command.reason, at } }];
     case 'DeleteEndpoint':
       return [{ type: 'WebhookEndpointDeleted', data: { orgId, endpointId, at } }];

@@ -7,6 +7,7 @@ import { decideWebhooks, evolveWebhooks, initialWebhooksState, type WebhookComma
 
 const now = new Date('2026-03-01T00:00:00Z');
 const create = (endpointId: string): WebhookCommand => ({ type: 'CreateEndpoint', orgId: 'o', endpointId, mode: 'live', url: 'https://x.test/', events: ['snapshot.created'], description: null, sealedSecret: 's1', now });
+const disable = (attemptedAt: Date, at: Date): WebhookCommand => ({ type: 'DisableEndpoint', orgId: 'o', endpointId: 'e', reason: 'gone', attemptedAt, now: at });
 function given(...commands: WebhookCommand[]): WebhooksState {
   return commands.reduce((state, c) => decideWebhooks(c, state).reduce(evolveWebhooks, state), initialWebhooksState);
 }
@@ -32,9 +33,19 @@ describe('decideWebhooks', () => {
   });
 
   test('disabling twice records once; a test needs an enabled endpoint', () => {
-    const disabled = given(create('e'), { type: 'DisableEndpoint', orgId: 'o', endpointId: 'e', reason: 'gone', now });
-    assert.deepEqual(decideWebhooks({ type: 'DisableEndpoint', orgId: 'o', endpointId: 'e', reason: 'gone', now }, disabled), []);
+    const disabled = given(create('e'), disable(now, now));
+    assert.deepEqual(decideWebhooks(disable(now, now), disabled), []);
     assert.throws(() => decideWebhooks({ type: 'SendTest', orgId: 'o', endpointId: 'e', now }, disabled), /disabled/);
+  });
+
+  test('an attempt begun before the endpoint was enabled again does not disable it; one begun since does', () => {
+    const enabledAt = new Date(now.getTime() + 3_600_000);
+    const enabledAgain = given(create('e'), disable(now, now), { type: 'UpdateEndpoint', orgId: 'o', endpointId: 'e', enabled: true, now: enabledAt });
+    assert.deepEqual(decideWebhooks(disable(new Date(enabledAt.getTime() - 1), enabledAt), enabledAgain), [], 'its failure was answered before the enable');
+    assert.equal(decideWebhooks(disable(enabledAt, enabledAt), enabledAgain).length, 1);
+    // An enable of an endpoint already enabled is no enable again.
+    const updated = given(create('e'), { type: 'UpdateEndpoint', orgId: 'o', endpointId: 'e', enabled: true, now: enabledAt });
+    assert.equal(decideWebhooks(disable(now, enabledAt), updated).length, 1);
   });
 });
 

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { HOUR_MS } from '../../src/clock.ts';
 import { collectDue } from '../../src/collect/work.ts';
+import { READ_SCHEMA } from '../../projections/index.ts';
 import { API, client, expectStatus, tracked } from '../api/helpers.ts';
 import { until } from '../support/wait.ts';
 import { webhookFixture, webhooksQuiet } from '../support/webhook-receiver.ts';
@@ -97,5 +98,30 @@ describe('webhook endpoint health', () => {
     assert.equal(fixture.receiver.on(path).length, 1, 'the receiver got only the first');
     const { rows } = await fixture.service.db.pool.query(`SELECT failing_since FROM webhooks.endpoint_health WHERE endpoint_id = $1`, [endpoint.id]);
     assert.deepEqual(rows, [{ failing_since: null }], 'the endpoint has not failed since its last success');
+  });
+
+  test('an endpoint disabled and enabled again before the read models show the disable gets 5 days afresh', async () => {
+    const { api, path, endpoint, patch } = await subscribed(['snapshot.created']);
+    fixture.receiver.script(path, 500);
+    await tracked(api);
+    await newestDelivery(api, endpoint.id, 'pending', 1);
+    const failingSince = async () => {
+      const { rows } = await fixture.service.db.pool.query(`SELECT failing_since FROM webhooks.endpoint_health WHERE endpoint_id = $1`, [endpoint.id]);
+      return rows[0]?.failing_since ?? null;
+    };
+    assert.notEqual(await failingSince(), null, 'the failed attempt started the failing clock');
+    // A transaction holds the endpoints table: the projector cannot apply the disable, and the
+    // enable sees a read model that still shows the endpoint enabled.
+    const holder = await fixture.service.db.pool.connect();
+    try {
+      await holder.query(`BEGIN; LOCK TABLE ${READ_SCHEMA}.webhook_endpoints IN EXCLUSIVE MODE`);
+      expectStatus(await patch({ enabled: false }), 200);
+      expectStatus(await patch({ enabled: true }), 200);
+    } finally {
+      await holder.query('ROLLBACK').catch(() => undefined);
+      holder.release();
+    }
+    assert.equal(await failingSince(), null, 'enabling the endpoint the log holds disabled cleared its failing clock');
+    await until('the read model to show the endpoint enabled', async () => (expectStatus(await api.get(`/webhooks/${endpoint.id}`), 200).enabled === true ? true : undefined), 10_000, 20);
   });
 });

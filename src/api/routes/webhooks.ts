@@ -11,7 +11,6 @@ import {
   updateWebhookEndpoint,
 } from '../../commands/webhook-commands.ts';
 import { listDeliveries, recoverDeliveries, replayDelivery, type DeliveryRow } from '../../notify/webhooks/deliveries.ts';
-import { clearFailingSince } from '../../notify/webhooks/marks.ts';
 import { DomainError } from '../../domain/errors.ts';
 import { MAX_COUNT } from '../../domain/storable.ts';
 import { checkWebhookUrl, type UrlPolicy } from '../../domain/webhook-url.ts';
@@ -247,8 +246,7 @@ export const webhookRoutes = (deps: ApiDeps, webhooks: NonNullable<ApiDeps['webh
       const endpoint = await ownEndpoint(caller, request.params.id);
       const body = request.body ?? {};
       const url = body.url === undefined ? undefined : await checkedUrl(body.url, webhooks.policy);
-      if (body.enabled === true && !endpoint.enabled) await clearFailingSince(deps.pool, endpoint.endpoint_id);
-      const handled = await updateWebhookEndpoint(deps.store, deps.clock, {
+      const handled = await updateWebhookEndpoint(deps.store, deps.clock, deps.pool, {
         orgId: caller.orgId,
         endpointId: endpoint.endpoint_id,
         url,

@@ -213,6 +213,7 @@ export class WebhookDispatcher {
       return claimedAfter === true;
     }
     const secrets = this.secretsOf(endpoint);
+    const attemptedAt = clock.now();
     const timestamp = Math.floor(wall.now().getTime() / 1000);
     const headers = webhookHeaders(secrets, delivery.delivery_id, timestamp, delivery.body);
     const result: AttemptResult = await (this.deps.post ?? postWebhook)(endpoint.url, headers, delivery.body, this.deps.policy);
@@ -223,8 +224,8 @@ export class WebhookDispatcher {
     const error = outcome.kind === 'delivered' ? null : (result.error ?? `HTTP ${result.status}`);
     const { marked, failingSince, claimedAfter } = await this.marks.mark(delivery, { status, httpStatus: result.status, error, nextAttemptAt: status === 'pending' ? new Date(now.getTime() + delay!) : null, at: now, receiverCalled: true });
     if (!marked) return false; // the claim lapsed and another sender took it over: its answer counts
-    if (outcome.kind === 'gone') await this.disable(endpoint, 'gone');
-    else if (failingSince && now.getTime() - failingSince.getTime() >= FAILING_ENDPOINT_DISABLE_MS) await this.disable(endpoint, 'failing');
+    if (outcome.kind === 'gone') await this.disable(endpoint, 'gone', attemptedAt);
+    else if (failingSince && now.getTime() - failingSince.getTime() >= FAILING_ENDPOINT_DISABLE_MS) await this.disable(endpoint, 'failing', attemptedAt);
     return claimedAfter === true && outcome.kind === 'delivered';
   }
 
@@ -237,9 +238,9 @@ export class WebhookDispatcher {
     return secrets;
   }
 
-  private async disable(endpoint: ClaimedEndpoint, reason: DisabledReason): Promise<void> {
+  private async disable(endpoint: ClaimedEndpoint, reason: DisabledReason, attemptedAt: Date): Promise<void> {
     const { pool, store, clock } = this.deps;
-    const handled = await disableWebhookEndpoint(store, clock, endpoint.org_id, endpoint.endpoint_id, reason);
+    const handled = await disableWebhookEndpoint(store, clock, endpoint.org_id, endpoint.endpoint_id, reason, attemptedAt);
     await failPendingOf(pool, endpoint.endpoint_id, reason === 'gone' ? 'endpoint answered 410 Gone and was disabled' : 'endpoint failed for 5 days and was disabled');
     // Only the process whose command disabled it writes to the organization.
     if (reason !== 'failing' || handled.events.length === 0) return;
