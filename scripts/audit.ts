@@ -1,18 +1,23 @@
 // `npm run audit -- --org ORG_ID [--at ISO_TIME] [--json]` or `--all`: replays the log and
 // prints each organization's ledger (deposits, charges, snapshots billed) and its balance,
-// uncharged usage and total charged at that instant; then checks them against the usage
-// read model and exits non-zero on any difference, down to one micro-dollar.
+// uncharged usage and total charged at that instant (the log's head: now); then checks the
+// usage read model against the log at the position the read model has reached and exits
+// non-zero on any difference, down to one micro-dollar, or when that position is not the
+// log's head (the read model lags: its figures are not now).
 import { parseArgs } from 'node:util';
 import { applyToLedger, emptyLedger, eventTime, orgOf, unchargedUsage, type Ledger } from '../src/audit/ledger.ts';
 import { connect } from '../src/cli/connect.ts';
 import type { DomainEvent } from '../src/domain/events.ts';
 import { toUsd } from '../src/domain/money.ts';
 import { createEventStore } from '../src/eventstore/create.ts';
-import { comparePositions, type Position } from '../src/eventstore/port.ts';
+import { comparePositions, formatPosition, type Position } from '../src/eventstore/port.ts';
 import { READ_SCHEMA } from '../projections/index.ts';
+import { ProjectionWatcher } from '../projections/watcher.ts';
 
 const USAGE = 'usage: audit (--org ORG_ID | --all) [--at ISO_TIME] [--json]';
 const PAGE = 10_000;
+/** How long the read model is given to reach the log's head as the audit starts (a projector at work gets there in moments). */
+const CATCH_UP_MS = 5_000;
 let args;
 try {
   args = parseArgs({ options: { org: { type: 'string', multiple: true }, all: { type: 'boolean' }, at: { type: 'string' }, json: { type: 'boolean' } } }).values;
@@ -28,6 +33,18 @@ const at = args.at === undefined ? null : new Date(args.at);
 if (at && Number.isNaN(at.getTime())) {
   console.error(`error: --at must be an ISO 8601 time, got "${args.at}"\n${USAGE}`);
   process.exit(2);
+}
+
+/** What the audit compares with the usage read model. */
+interface Figures {
+  balance: number;
+  uncharged: number;
+  totalCharged: number;
+  liveSnapshots: number;
+}
+
+function figuresOf(ledger: Ledger): Figures {
+  return { balance: ledger.balance, uncharged: unchargedUsage(ledger), totalCharged: ledger.totalCharged, liveSnapshots: ledger.liveSnapshots };
 }
 
 /** With every usage field null when no usage row matched (the checkpoint alone). */
@@ -46,9 +63,22 @@ const db = await connect('vidtrack-audit');
 const store = createEventStore(db.config, db.pool);
 let failed = false;
 try {
-  // The read model and the position it has reached, in one statement: the log is replayed
-  // exactly that far, so a difference is a difference, not a lag. The checkpoint comes even
-  // when no usage row does: organizations missing from the read model are what an audit finds.
+  // Now is the log's head as the audit starts. A projector at work is given a moment to reach
+  // it, so that a lag reported below is a projector down or stalled, not one busy.
+  const head = await store.headPosition();
+  if (!at && head) {
+    const watcher = new ProjectionWatcher();
+    try {
+      await watcher.follow(db.url, db.pool, READ_SCHEMA, ['usage']);
+      await watcher.waitFor(head, CATCH_UP_MS);
+    } finally {
+      await watcher.close();
+    }
+  }
+  // The read model and the position it has reached, in one statement: it is compared with the
+  // log replayed exactly that far, so a difference is a difference, not a lag. The checkpoint
+  // comes even when no usage row does: organizations missing from the read model are what an
+  // audit finds.
   const { rows } = await db.pool.query<UsageRow>(
     `SELECT u.org_id, u.balance, u.total_charged, u.live_snapshots, u.live_cost, c.commit_position, c.prepare_position
      FROM (SELECT 1) AS one
@@ -58,19 +88,28 @@ try {
   );
   const readModel = new Map(rows.flatMap((r) => (r.org_id === null ? [] : [[r.org_id, r] as const])));
   const checkpoint: Position | null = rows[0]?.commit_position ? { commit: BigInt(rows[0].commit_position), prepare: BigInt(rows[0].prepare_position!) } : null;
-  // A read model that has projected nothing is audited against the whole log.
-  const until = at || !checkpoint ? await store.headPosition() : checkpoint;
+  // The log is replayed to now, or to the checkpoint if the read model went past the head meanwhile.
+  const until = checkpoint && (!head || comparePositions(checkpoint, head) > 0) ? checkpoint : head;
   const orgs = args.all ? [...readModel.keys()] : args.org!;
 
   const ledgers = new Map<string, Ledger>(orgs.map((org) => [org, emptyLedger(org)]));
   const slots = new Set<string>();
   const seen = new Set<string>();
+  /** Each organization's figures where the read model stands (those it has seen by then), to compare with it. */
+  let atCheckpoint: Map<string, Figures> | null = null;
+  const figuresAtCheckpoint = () => new Map([...ledgers.values()].flatMap((ledger) => (seen.has(ledger.orgId) ? [[ledger.orgId, figuresOf(ledger)] as const] : [])));
+  /** Events in the log past the read model's checkpoint. */
+  let lag = 0;
   // Page by page, without holding the log in memory.
   for (let after: Position | null = null; until && (!after || comparePositions(after, until) < 0); ) {
     const page = await store.readAll(after, PAGE);
     if (page.length === 0) break;
     for (const recorded of page) {
       if (comparePositions(recorded.position, until) > 0) break;
+      if (!checkpoint || comparePositions(recorded.position, checkpoint) > 0) {
+        atCheckpoint ??= figuresAtCheckpoint();
+        lag++;
+      }
       const event = { type: recorded.type, data: recorded.data } as DomainEvent;
       const orgId = orgOf(event);
       if (!orgId) continue;
@@ -81,25 +120,25 @@ try {
     }
     after = page[page.length - 1]!.position;
   }
+  atCheckpoint ??= figuresAtCheckpoint();
+  if (!at && lag > 0) failed = true;
+  const lagLine = `LAG the usage read model is ${lag} events behind the log (at ${checkpoint ? formatPosition(checkpoint) : 'the start'}, the log at ${until ? formatPosition(until) : 'the start'}): the figures above are the log's, compared with the read model where it stands, not now`;
 
   const reports = [];
   for (const ledger of ledgers.values()) {
     const row = readModel.get(ledger.orgId);
-    const figures = {
-      balance: ledger.balance,
-      uncharged: unchargedUsage(ledger),
-      totalCharged: ledger.totalCharged,
-      liveSnapshots: ledger.liveSnapshots,
-    };
+    const figures = figuresOf(ledger);
     const differences: string[] = [];
+    const expected = atCheckpoint.get(ledger.orgId);
     if (!seen.has(ledger.orgId)) differences.push('no such organization in the log');
-    else if (!at) {
+    // An organization the read model has not reached yet is the lag's, not a difference.
+    else if (!at && expected) {
       const stored = row
         ? { balance: Number(row.balance), uncharged: Number(row.live_cost) - Number(row.total_charged), totalCharged: Number(row.total_charged), liveSnapshots: Number(row.live_snapshots) }
         : null;
       if (!stored) differences.push('missing from the usage read model');
-      else for (const key of Object.keys(figures) as Array<keyof typeof figures>) {
-        if (stored[key] !== figures[key]) differences.push(`${key}: log ${figures[key]}, read model ${stored[key]}`);
+      else for (const key of Object.keys(expected) as Array<keyof Figures>) {
+        if (stored[key] !== expected[key]) differences.push(`${key}: log ${expected[key]}, read model ${stored[key]}`);
       }
     }
     if (differences.length > 0 || ledger.problems.length > 0) failed = true;
@@ -122,13 +161,15 @@ try {
           problems: ledger.problems,
           differences,
           compared_with_read_model: !at,
-          ok: differences.length === 0 && ledger.problems.length === 0,
+          read_model_lag_events: at ? null : lag,
+          ok: differences.length === 0 && ledger.problems.length === 0 && (at !== null || lag === 0),
         })),
         null,
         2,
       ),
     );
   } else {
+    if (!at && lag > 0 && reports.length === 0) console.log(lagLine);
     for (const { ledger, figures, differences } of reports) {
       console.log(`organization ${ledger.orgId}${at ? ` at ${at.toISOString()}` : ''}`);
       for (const e of ledger.entries) {
@@ -139,7 +180,8 @@ try {
       console.log(`  balance ${toUsd(figures.balance)} USD, uncharged usage ${toUsd(figures.uncharged)} USD, total charged ${toUsd(figures.totalCharged)} USD, ${figures.liveSnapshots} live snapshots`);
       for (const p of ledger.problems) console.log(`  PROBLEM ${p}`);
       for (const d of differences) console.log(`  DIFFERENCE ${d}`);
-      console.log(at ? '  (not compared with the read model: it shows the present)' : differences.length === 0 && ledger.problems.length === 0 ? '  OK: the read model matches the log' : '  FAILED');
+      if (!at && lag > 0) console.log(`  ${lagLine}`);
+      console.log(at ? '  (not compared with the read model: it shows the present)' : differences.length === 0 && ledger.problems.length === 0 && lag === 0 ? '  OK: the read model matches the log' : '  FAILED');
     }
   }
 } finally {

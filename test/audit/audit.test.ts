@@ -4,10 +4,17 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { HOUR_MS } from '../../src/clock.ts';
+import { HOUR_MS, systemClock } from '../../src/clock.ts';
 import { chargeUsage, collectDue } from '../../src/collect/work.ts';
-import { deposit } from '../../src/commands/account-commands.ts';
+import { deposit, openOrganization } from '../../src/commands/account-commands.ts';
+import { migrate } from '../../src/db/migrate.ts';
 import { parseUsd } from '../../src/domain/money.ts';
+import { PostgresEventStore } from '../../src/eventstore/postgres.ts';
+import { allMigrations } from '../../src/migrations.ts';
+import { READ_SCHEMA, projections } from '../../projections/index.ts';
+import { ProjectionRunner } from '../../projections/runner.ts';
+import { ProjectionWatcher } from '../../projections/watcher.ts';
+import { createTestDatabase } from '../support/db.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 import { track, youtubeLink } from '../collect/rounds.ts';
 
@@ -20,8 +27,12 @@ before(async () => {
 after(() => service.close());
 
 function audit(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return auditOn(service.db.url, ...args);
+}
+
+function auditOn(databaseUrl: string, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, ['--import', 'tsx', 'scripts/audit.ts', ...args], { cwd: root, env: { ...process.env, DATABASE_URL: service.db.url } }, (error, stdout, stderr) =>
+    execFile(process.execPath, ['--import', 'tsx', 'scripts/audit.ts', ...args], { cwd: root, env: { ...process.env, DATABASE_URL: databaseUrl }, timeout: 60_000 }, (error, stdout, stderr) =>
       resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr }),
     );
   });
@@ -87,4 +98,45 @@ test('the audit proves the ledger from the log, matches the read model, and catc
   assert.equal(unknown.code, 1);
   assert.match(unknown.stdout, /no such organization/);
   assert.equal((await audit()).code, 2);
+});
+
+test('a read model behind the log is no OK: the audit shows the log\'s balance now, says how far behind, and exits 1', async (t) => {
+  const db = await createTestDatabase();
+  t.after(() => db.drop());
+  await migrate(db.pool, allMigrations);
+  const store = new PostgresEventStore(db.pool);
+  const runner = new ProjectionRunner(store, db.pool, projections, { schema: READ_SCHEMA });
+  t.after(async () => {
+    await runner.stop();
+    await store.close();
+  });
+  const watcher = new ProjectionWatcher();
+  const subscription = runner.position$.subscribe((position) => watcher.update(position));
+  t.after(() => subscription.unsubscribe());
+  let projectorError: unknown = null;
+  await runner.start((error) => (projectorError = error));
+  const { orgId } = await openOrganization(store, systemClock, { name: 'Acme', email: 'ops@acme.test', plan: 'pro', rateLimit: null });
+  const first = await deposit(store, systemClock, orgId, parseUsd('10')!, 'first');
+  assert.ok(await watcher.waitFor(first.position, 10_000), `the projector did not show the first deposit within 10 s: ${String(projectorError)}`);
+  assert.equal((await auditOn(db.url, '--org', orgId)).code, 0, 'caught up, the audit passes');
+
+  // The projector down (or stalled), and a deposit it has not seen.
+  await runner.stop();
+  await deposit(store, systemClock, orgId, parseUsd('5')!, 'second');
+
+  const json = await auditOn(db.url, '--org', orgId, '--json');
+  assert.equal(json.code, 1, json.stderr + json.stdout);
+  const [report] = JSON.parse(json.stdout);
+  assert.equal(report.balance_usd, 15);
+  assert.deepEqual(report.ledger.map((e: { amount_usd: number }) => e.amount_usd), [10, 5]);
+  assert.equal(report.read_model_lag_events, 1);
+  // Where the read model stands it matches the log: a lag, not a difference.
+  assert.deepEqual(report.differences, []);
+  assert.equal(report.ok, false);
+
+  const text = await auditOn(db.url, '--org', orgId);
+  assert.equal(text.code, 1, text.stderr + text.stdout);
+  assert.match(text.stdout, /balance 15 USD/);
+  assert.match(text.stdout, /LAG the usage read model is 1 events behind the log/);
+  assert.doesNotMatch(text.stdout, /OK/);
 });
