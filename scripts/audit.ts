@@ -20,10 +20,14 @@ const PAGE = 10_000;
 const CATCH_UP_MS = 5_000;
 let args;
 try {
-  args = parseArgs({ options: { org: { type: 'string', multiple: true }, all: { type: 'boolean' }, at: { type: 'string' }, json: { type: 'boolean' } } }).values;
+  args = parseArgs({ options: { org: { type: 'string', multiple: true }, all: { type: 'boolean' }, at: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } }).values;
 } catch (error) {
   console.error(`error: ${(error as Error).message}\n${USAGE}`);
   process.exit(2);
+}
+if (args.help) {
+  console.log(USAGE);
+  process.exit(0);
 }
 if (!args.all && !args.org) {
   console.error(`error: name an organization with --org, or --all\n${USAGE}`);
@@ -58,7 +62,12 @@ interface UsageRow {
   prepare_position: string | null;
 }
 
-const db = await connect('vidtrack-audit');
+/** A failure that is no usage error: one line, not a stack, exit 1. */
+const describe = (error: unknown) => `error: ${error instanceof Error ? error.message : String(error)}`;
+const db = await connect('vidtrack-audit').catch((error: unknown) => {
+  console.error(describe(error));
+  process.exit(1);
+});
 // The log through its port, whichever store EVENT_STORE names.
 const store = createEventStore(db.config, db.pool);
 let failed = false;
@@ -184,6 +193,9 @@ try {
       console.log(at ? '  (not compared with the read model: it shows the present)' : differences.length === 0 && ledger.problems.length === 0 && lag === 0 ? '  OK: the read model matches the log' : '  FAILED');
     }
   }
+} catch (error) {
+  console.error(describe(error));
+  failed = true;
 } finally {
   await store.close();
   await db.close();

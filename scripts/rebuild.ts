@@ -8,24 +8,45 @@ import { parseArgs } from 'node:util';
 import { connect } from '../src/cli/connect.ts';
 import { createEventStore } from '../src/eventstore/create.ts';
 import { READ_SCHEMA, projectionByName, projections } from '../projections/index.ts';
-import { BuildLocked, VersionMismatch, rebuildReadModels } from '../projections/rebuild.ts';
+import { rebuildReadModels } from '../projections/rebuild.ts';
 
-const { values } = parseArgs({ options: { projection: { type: 'string', multiple: true }, 'replay-connections': { type: 'string' } } });
+const USAGE = 'usage: rebuild [--projection NAME]... [--replay-connections N]';
+
+/** A wrong command line: the reason and the usage, exit 2 (as the admin CLI does). */
+function usageError(message: string): never {
+  console.error(`error: ${message}\n${USAGE}`);
+  process.exit(2);
+}
+
+/** Anything else: one line, not a stack, exit 1. */
+function fail(error: unknown): never {
+  console.error(`error: ${error instanceof Error ? error.message : String(error)}`);
+  process.exit(1);
+}
+
+let values;
+try {
+  values = parseArgs({ options: { projection: { type: 'string', multiple: true }, 'replay-connections': { type: 'string' }, help: { type: 'boolean', short: 'h' } } }).values;
+} catch (error) {
+  usageError((error as Error).message);
+}
+if (values.help) {
+  console.log(USAGE);
+  process.exit(0);
+}
 const replayConnections = values['replay-connections'] === undefined ? undefined : Number(values['replay-connections']);
 if (replayConnections !== undefined && !(Number.isInteger(replayConnections) && replayConnections >= 1)) {
-  console.error('error: --replay-connections takes a whole number from 1 (read models made at once; default: the cores of this machine)');
-  process.exit(2);
+  usageError('--replay-connections takes a whole number from 1 (read models made at once; default: the cores of this machine)');
 }
 const chosen = values.projection ? values.projection.map((name) => projectionByName(name) ?? name) : projections;
 const unknown = chosen.filter((p) => typeof p === 'string');
 if (unknown.length > 0) {
-  console.error(`error: unknown projection ${unknown.join(', ')}; choose from ${projections.map((p) => p.name).join(', ')}`);
-  process.exit(2);
+  usageError(`unknown projection ${unknown.join(', ')}; choose from ${projections.map((p) => p.name).join(', ')}`);
 }
 
 // One connection per read model rebuilt (projections/runner.ts), one for the rebuild's lock,
 // and room for reading the log.
-const db = await connect('vidtrack-rebuild', projections.length + 4);
+const db = await connect('vidtrack-rebuild', projections.length + 4).catch(fail);
 const store = createEventStore(db.config, db.pool);
 try {
   const total = await store.countEvents();
@@ -71,8 +92,8 @@ try {
   });
   console.log(`rebuilt ${names}: ${result.events} events in ${result.seconds.toFixed(1)} s (${rate(result.events)} events/s), swapped in`);
 } catch (error) {
-  if (!(error instanceof BuildLocked || error instanceof VersionMismatch)) throw error;
-  console.error(`error: ${error.message}`);
+  // A refusal (BuildLocked, VersionMismatch) or a failure: one line either way.
+  console.error(`error: ${error instanceof Error ? error.message : String(error)}`);
   process.exitCode = 1;
 } finally {
   await store.close();

@@ -24,7 +24,7 @@ interface Run {
   stderr: string;
 }
 
-function rebuild(db: TestDatabase, ...args: string[]): Promise<Run> {
+function rebuild(db: Pick<TestDatabase, 'url'>, ...args: string[]): Promise<Run> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
@@ -129,5 +129,27 @@ test('a rebuild refused because another holds the build lock exits non-zero at o
   assert.equal(run.signal, null, `the refused rebuild was still running after ${RUN_DEADLINE_MS} ms`);
   assert.notEqual(run.code, 0);
   assert.match(run.stderr, /another rebuild .* is running/);
+  assert.doesNotMatch(run.stderr, /\n\s+at /, 'a message, not a stack trace');
+});
+
+/** Nothing listens on port 1: a database the tool cannot reach. */
+const UNREACHABLE = { url: 'postgres://nobody:nothing@127.0.0.1:1/nothing' };
+
+test('--help prints the usage on stdout and exits 0; a wrong command line says why with the usage and exits 2, without a stack', async () => {
+  const help = await rebuild(UNREACHABLE, '--help');
+  assert.equal(help.code, 0, help.stderr);
+  assert.match(help.stdout, /^usage: rebuild /);
+  for (const args of [['--projection'], ['extra'], ['--frobnicate'], ['--replay-connections', '0'], ['--projection', 'nothing']]) {
+    const run = await rebuild(UNREACHABLE, ...args);
+    assert.equal(run.code, 2, `rebuild ${args.join(' ')}: exit ${run.code} (signal ${run.signal}): ${run.stderr}`);
+    assert.match(run.stderr, /^error: .*\nusage: rebuild /, `rebuild ${args.join(' ')}`);
+    assert.doesNotMatch(run.stderr, /\n\s+at /, `rebuild ${args.join(' ')}: a message, not a stack trace`);
+  }
+});
+
+test('a database the rebuild cannot reach is one line on stderr and exit 1, not a stack trace', async () => {
+  const run = await rebuild(UNREACHABLE);
+  assert.equal(run.code, 1, `exit ${run.code} (signal ${run.signal}): ${run.stderr}`);
+  assert.match(run.stderr, /^error: .*ECONNREFUSED/);
   assert.doesNotMatch(run.stderr, /\n\s+at /, 'a message, not a stack trace');
 });
