@@ -1,6 +1,6 @@
 // How the command-line tools reach the service: DATABASE_URL, or the embedded server of the
 // data folder (the one `npm start` runs; started here if it is not running, and then stopped
-// again by close()). The connection is the service's own composition (src/service.ts) with no
+// again by close(), or by SIGINT/SIGTERM, which close before exiting). The connection is the service's own composition (src/service.ts) with no
 // part running: the database, the log, the running service's clock and read-your-writes.
 // Read models are not created here: only the projector does that (projections/versions.ts).
 import type pg from 'pg';
@@ -30,8 +30,38 @@ export async function connect(applicationName: string, poolSize = 4): Promise<Co
   const config = loadConfig(process.env, []);
   // stdout is the tools' answer (JSON): the service's log goes to stderr.
   const log = pino({ level: config.logLevel === 'info' ? 'warn' : config.logLevel, base: { tool: applicationName } }, pino.destination(2));
-  const service = createService(config, { parts: [], clock: 'read', log, poolSize, applicationName });
-  const running = await service.start();
+  let closing: Promise<void> | null = null;
+  const close = () =>
+    (closing ??= service.stop().finally(() => {
+      for (const signal of SIGNALS) process.off(signal, onSignal);
+    }));
+  // Ctrl-C (or a supervisor's SIGTERM) on a tool using the folder's embedded server would end
+  // the process with the server running and postgres.json naming a dead process: the signal
+  // closes first (stopping the server, or leaving it to the other processes using it), then
+  // exits as a shell reports a death by that signal. The same signal again (npm forwards the
+  // terminal's Ctrl-C to the tool as well) waits for the same close.
+  const onSignal = (signal: NodeJS.Signals) => {
+    void close().finally(() => process.exit(signal === 'SIGINT' ? 130 : 143));
+  };
+  const service = createService(config, {
+    parts: [],
+    clock: 'read',
+    log,
+    poolSize,
+    applicationName,
+    onEmbedded: () => {
+      for (const signal of SIGNALS) process.on(signal, onSignal);
+    },
+  });
+  let running;
+  try {
+    running = await service.start();
+  } catch (error) {
+    // A start cut short by a signal: the signal's close exits once the server is stopped.
+    if (closing) await closing;
+    for (const signal of SIGNALS) process.off(signal, onSignal);
+    throw error;
+  }
   return {
     config,
     url: running.databaseUrl,
@@ -39,6 +69,8 @@ export async function connect(applicationName: string, poolSize = 4): Promise<Co
     store: running.store,
     watcher: running.watcher,
     clock: running.clock,
-    close: () => service.stop(),
+    close,
   };
 }
+
+const SIGNALS = ['SIGINT', 'SIGTERM'] as const;
