@@ -13,6 +13,7 @@ import { organizationName } from '../src/dashboard/reads.ts';
 import { readRunningService } from '../src/service-file.ts';
 import { connect } from '../src/cli/connect.ts';
 import { readServiceClock } from '../src/db/service-clock.ts';
+import { streamIdOfAccount } from '../src/domain/account.ts';
 import { DomainError } from '../src/domain/errors.ts';
 import { parseUsd, toUsd } from '../src/domain/money.ts';
 import { PLANS, type Plan } from '../src/domain/platform.ts';
@@ -27,7 +28,7 @@ const USAGE = `usage:
   admin org set --org ORG_ID --low-balance USD|default
   admin key create --org ORG_ID --name NAME [--mode live|test]
   admin key revoke --key KEY_ID
-  admin deposit --org ORG_ID --amount USD [--reference TEXT]
+  admin deposit --org ORG_ID --amount USD [--reference TEXT]   (a reference is applied once: the same deposit again is not)
   admin video cancel --video VIDEO_ID
   admin member invite --org ORG_ID --email EMAIL [--role owner|member]   (again: a new link, the unused one stops working)
   admin parked list [--event EVENT_ID]
@@ -104,6 +105,7 @@ async function main(): Promise<void> {
   if (mode !== 'live' && mode !== 'test') throw new UsageError('--mode must be live or test');
   const amount = values.amount === undefined ? null : parseUsd(values.amount);
   if (command === 'deposit' && (amount === null || amount <= 0)) throw new UsageError('--amount must be a positive USD amount with at most 6 decimals, e.g. 25 or 10.50');
+  if (values.reference !== undefined && values.reference.trim() === '') throw new UsageError('--reference must not be empty');
   const lowBalanceText = values['low-balance'];
   const lowBalance = lowBalanceText === undefined || lowBalanceText === 'default' ? null : parseUsd(lowBalanceText);
   if (lowBalanceText !== undefined && lowBalanceText !== 'default' && lowBalance === null) {
@@ -158,9 +160,22 @@ async function main(): Promise<void> {
       }
       case 'deposit': {
         const orgId = required(values, 'org');
-        const handled = await deposit(store, clock, orgId, amount!, values.reference ?? null);
-        const balance = handled.state.exists ? handled.state.balance : 0;
-        output = await settled({ org_id: orgId, balance_usd: toUsd(balance) }, handled.position);
+        const reference = values.reference ?? null;
+        const handled = await deposit(store, clock, orgId, amount!, reference);
+        if (!handled.state.exists) throw new DomainError('not_found', 'Organization not found');
+        const answer = { org_id: orgId, balance_usd: toUsd(handled.state.balance) };
+        const made = handled.events.find((e) => e.type === 'FundsDeposited');
+        if (made) {
+          // Said before the wait: an operator who stops waiting knows the deposit stands.
+          process.stderr.write(`recorded: deposit ${made.data.depositId} of ${toUsd(made.data.amount)} USD\n`);
+          output = await settled(answer, handled.position);
+          break;
+        }
+        // The reference's deposit is in the log already (an interrupted run retried): not paid again.
+        const earlier = handled.state.deposits.get(reference!)!;
+        process.stderr.write(`already recorded: deposit ${earlier.depositId} of ${toUsd(earlier.amount)} USD at ${earlier.at} (reference "${reference}"); not deposited again\n`);
+        const logged = (await store.readStream(streamIdOfAccount(orgId))).find((e) => e.type === 'FundsDeposited' && (e.data as { depositId: string }).depositId === earlier.depositId);
+        output = await settled({ ...answer, already_recorded: true }, logged?.position ?? null);
         break;
       }
       case 'member invite': {

@@ -51,6 +51,17 @@ export function decideAccount(command: AccountCommand, state: AccountState): Acc
       if (!Number.isSafeInteger(command.amount) || command.amount <= 0) {
         throw new DomainError('invalid_argument', 'deposit amount must be positive');
       }
+      if (command.reference !== null) {
+        // A reference names one deposit: the same one again (a retry) changes nothing.
+        const recorded = state.deposits.get(command.reference);
+        if (recorded && recorded.amount === command.amount) return [];
+        if (recorded) {
+          throw new DomainError(
+            'already_exists',
+            `reference "${command.reference}" is already deposit ${recorded.depositId} of ${toUsd(recorded.amount)} USD (at ${recorded.at}); a deposit of ${toUsd(command.amount)} USD needs a reference of its own`,
+          );
+        }
+      }
       if (state.balance + command.amount > MAX_BALANCE) {
         throw new DomainError('invalid_argument', `the balance may hold at most ${toUsd(MAX_BALANCE)} USD; it holds ${toUsd(state.balance)} USD`);
       }

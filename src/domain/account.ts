@@ -55,7 +55,14 @@ export type AccountState =
       balance: Micros;
       totalCharged: Micros;
       snapshotsCharged: number;
+      /**
+       * reference -> the deposit that carried it first: a deposit names its reference (an
+       * invoice, a transfer) so that retrying it does not pay twice. One entry per referenced deposit.
+       */
+      deposits: ReadonlyMap<string, RecordedDeposit>;
     };
+
+export type RecordedDeposit = { depositId: string; amount: Micros; at: string };
 
 export const initialAccountState: AccountState = { exists: false };
 
@@ -65,7 +72,7 @@ export function streamIdOfAccount(orgId: string): string {
 
 export function evolveAccount(state: AccountState, event: AccountEvent): AccountState {
   if (event.type === 'OrganizationOpened') {
-    return { exists: true, orgId: event.data.orgId, plan: event.data.plan, keys: new Map(), balance: 0, totalCharged: 0, snapshotsCharged: 0 };
+    return { exists: true, orgId: event.data.orgId, plan: event.data.plan, keys: new Map(), balance: 0, totalCharged: 0, snapshotsCharged: 0, deposits: new Map() };
   }
   if (!state.exists) return state;
   switch (event.type) {
@@ -73,8 +80,12 @@ export function evolveAccount(state: AccountState, event: AccountEvent): Account
       return { ...state, keys: new Map(state.keys).set(event.data.keyId, false) };
     case 'ApiKeyRevoked':
       return { ...state, keys: new Map(state.keys).set(event.data.keyId, true) };
-    case 'FundsDeposited':
-      return { ...state, balance: state.balance + event.data.amount };
+    case 'FundsDeposited': {
+      const { reference, depositId, amount, at } = event.data;
+      // Deposits made before references were checked may share one: the first keeps it.
+      const deposits = reference === null || state.deposits.has(reference) ? state.deposits : new Map(state.deposits).set(reference, { depositId, amount, at });
+      return { ...state, balance: state.balance + amount, deposits };
+    }
     case 'UsageCharged':
       return {
         ...state,

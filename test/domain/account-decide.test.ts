@@ -51,7 +51,7 @@ function money(state: AccountState) {
 describe('OpenOrganization', () => {
   it('opens an organization with an empty account', () => {
     const { state } = given([]).when(openOrganization()).then([opened()]);
-    assert.deepStrictEqual(state, { exists: true, orgId, plan: 'free', keys: new Map(), balance: 0, totalCharged: 0, snapshotsCharged: 0 });
+    assert.deepStrictEqual(state, { exists: true, orgId, plan: 'free', keys: new Map(), balance: 0, totalCharged: 0, snapshotsCharged: 0, deposits: new Map() });
   });
 
   it('opens a pro organization, and an enterprise one with its custom rate limit', () => {
@@ -159,6 +159,29 @@ describe('Deposit', () => {
       .when(deposit(2, 'd2'))
       .then({ code: 'invalid_argument', message: 'the balance may hold at most 1000000000 USD; it holds 999999999.999999 USD' });
     given([opened()]).when(deposit(Number.MAX_SAFE_INTEGER)).then({ code: 'invalid_argument', message: 'the balance may hold at most 1000000000 USD; it holds 0 USD' });
+  });
+
+  it('applies a deposit once per reference: the same deposit again (a retry) changes nothing', () => {
+    const { state } = given([opened(), deposited(25_000_000, 'd1', 'INV-1')]).when(deposit(25_000_000, 'd2', 'INV-1')).thenNothing();
+    assert.equal(money(state).balance, 25_000_000);
+    assert.ok(state.exists);
+    assert.deepStrictEqual(state.deposits.get('INV-1'), { depositId: 'd1', amount: 25_000_000, at });
+  });
+
+  it('refuses a reference already used by a deposit of another amount, naming that deposit', () => {
+    given([opened(), deposited(25_000_000, 'd1', 'INV-1')])
+      .when(deposit(30_000_000, 'd2', 'INV-1'))
+      .then({ code: 'already_exists', message: `reference "INV-1" is already deposit d1 of 25 USD (at ${at}); a deposit of 30 USD needs a reference of its own` });
+  });
+
+  it('takes other references, and any number of deposits without one', () => {
+    given([opened(), deposited(1, 'd1', 'INV-1')]).when(deposit(1, 'd2', 'INV-2')).then([deposited(1, 'd2', 'INV-2')]);
+    given([opened(), deposited(1, 'd1')]).when(deposit(1, 'd2')).then([deposited(1, 'd2')]);
+  });
+
+  it('keeps counting deposits logged before references were checked that share one; the first keeps the reference', () => {
+    const { state } = given([opened(), deposited(1_000_000, 'd1', 'top-up'), deposited(2_000_000, 'd2', 'top-up')]).when(deposit(1_000_000, 'd3', 'top-up')).thenNothing();
+    assert.equal(money(state).balance, 3_000_000);
   });
 
   for (const amount of [0, -1, -15_000, 0.5, 1.5, Number.NaN, Number.POSITIVE_INFINITY, Number.MAX_SAFE_INTEGER + 1]) {
