@@ -69,7 +69,7 @@ export interface ServiceOptions {
   webhookPost?: WebhookReactorDeps['post'];
   /** False: the dashboard's per-key request counters are off (a benchmark's baseline). Default true. */
   keyUsage?: boolean;
-  /** Write `${dataDir}/service.json` once ready, remove it on stop (src/main.ts). */
+  /** Write `${dataDir}/service.json` once ready, remove it on stop, as src/service-file.ts allows roles sharing a DATA_DIR (src/main.ts). */
   serviceFile?: boolean;
   /** The pool's size (default 20) and its name in pg_stat_activity. */
   poolSize?: number;
@@ -317,13 +317,17 @@ export function createService(config: Config, options: ServiceOptions = {}): Ser
       stops.push({ phase: 1, name: 'metrics server', stop: () => server.close() });
       await server.listen({ host: config.host, port: config.metricsPort });
       metricsUrl = urlOf(server.server.address());
+      // Its URL is in service.json only when no API shares the DATA_DIR: said here as well.
+      log.info(`metrics and health at ${metricsUrl}`);
     }
     checkNotStopping();
     started = true;
     if (options.serviceFile) {
-      // PORT=0 / METRICS_PORT=0 let the OS choose: this file says which ports it chose.
-      writeServiceFile(config.dataDir, { pid: process.pid, api: apiUrl, metrics: metricsUrl });
-      stops.push({ phase: 0, name: 'service.json', stop: async () => removeServiceFile(config.dataDir) });
+      // PORT=0 / METRICS_PORT=0 let the OS choose: this file says which ports it chose. Roles
+      // sharing the DATA_DIR share the file: the API's entry wins (src/service-file.ts).
+      if (writeServiceFile(config.dataDir, { pid: process.pid, api: apiUrl, metrics: metricsUrl })) {
+        stops.push({ phase: 0, name: 'service.json', stop: async () => removeServiceFile(config.dataDir) });
+      }
     }
     return { databaseUrl, embedded, pool, store, watcher, clock, collectors, metrics, work, app, runner, scheduler, webhooks, apiUrl, metricsUrl, isReady };
   }
