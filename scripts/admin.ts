@@ -15,7 +15,7 @@ import { connect } from '../src/cli/connect.ts';
 import { readServiceClock } from '../src/db/service-clock.ts';
 import { streamIdOfAccount } from '../src/domain/account.ts';
 import { DomainError } from '../src/domain/errors.ts';
-import { parseUsd, toUsd } from '../src/domain/money.ts';
+import { MAX_BALANCE, parseUsd, toUsd } from '../src/domain/money.ts';
 import { PLANS, type Plan } from '../src/domain/platform.ts';
 import { MAX_RATE_LIMIT } from '../src/domain/storable.ts';
 import { createEventStore } from '../src/eventstore/create.ts';
@@ -25,6 +25,7 @@ import { ProjectionWatcher } from '../projections/watcher.ts';
 
 const USAGE = `usage:
   admin org create --name NAME --email EMAIL [--plan free|pro|enterprise] [--rate-limit N]
+                   (--rate-limit: requests per minute per key; required for enterprise, overrides free 60 / pro 300)
   admin org set --org ORG_ID --low-balance USD|default
   admin key create --org ORG_ID --name NAME [--mode live|test]
   admin key revoke --key KEY_ID
@@ -104,7 +105,13 @@ async function main(): Promise<void> {
   const mode = values.mode ?? 'live';
   if (mode !== 'live' && mode !== 'test') throw new UsageError('--mode must be live or test');
   const amount = values.amount === undefined ? null : parseUsd(values.amount);
-  if (command === 'deposit' && (amount === null || amount <= 0)) throw new UsageError('--amount must be a positive USD amount with at most 6 decimals, e.g. 25 or 10.50');
+  if (command === 'deposit') {
+    // Well written but too large is said as such: parseUsd refuses past 2^53 micros as well.
+    if (/^\d+(?:\.\d{1,6})?$/.test(values.amount!.trim()) && (amount === null || amount > MAX_BALANCE)) {
+      throw new UsageError(`--amount is too large: a balance holds at most ${toUsd(MAX_BALANCE)} USD`);
+    }
+    if (amount === null || amount <= 0) throw new UsageError('--amount must be a positive USD amount with at most 6 decimals, e.g. 25 or 10.50');
+  }
   if (values.reference !== undefined && values.reference.trim() === '') throw new UsageError('--reference must not be empty');
   const lowBalanceText = values['low-balance'];
   const lowBalance = lowBalanceText === undefined || lowBalanceText === 'default' ? null : parseUsd(lowBalanceText);

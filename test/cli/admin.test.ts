@@ -101,15 +101,17 @@ describe('admin org create', () => {
     assert.deepEqual(rows, [{ name: 'Acme Media', email: 'ops@acme.test', plan: 'pro', rate_limit: null }]);
   });
 
-  it('takes a custom rate limit for an enterprise plan, and defaults to free', async () => {
+  it('takes a custom rate limit for an enterprise plan, and as an override for any other (README); defaults to free', async () => {
     const enterprise = await ok(['org', 'create', '--name', 'Big', '--email', 'a@big.test', '--plan', 'enterprise', '--rate-limit', '5000']);
     const free = await ok(['org', 'create', '--name', 'Small', '--email', 'a@small.test']);
-    const { rows } = await db.pool.query(`SELECT org_id, plan, rate_limit FROM rm.organizations WHERE org_id = ANY($1) ORDER BY plan`, [[enterprise.org_id, free.org_id]]);
+    const overridden = await ok(['org', 'create', '--name', 'Tiny', '--email', 'a@tiny.test', '--plan', 'pro', '--rate-limit', '10']);
+    const { rows } = await db.pool.query(`SELECT org_id, plan, rate_limit FROM rm.organizations WHERE org_id = ANY($1) ORDER BY plan`, [[enterprise.org_id, free.org_id, overridden.org_id]]);
     assert.deepEqual(
       rows.map((r) => [r.org_id, r.plan, r.rate_limit]),
       [
         [enterprise.org_id, 'enterprise', 5000],
         [free.org_id, 'free', null],
+        [overridden.org_id, 'pro', 10],
       ],
     );
   });
@@ -222,6 +224,8 @@ describe('admin with bad arguments', { concurrency: 6 }, () => {
     ['--amount abc', ['deposit', '--org', 'org_x', '--amount', 'abc'], /--amount must be a positive USD amount/],
     ['--amount 1.2345678', ['deposit', '--org', 'org_x', '--amount', '1.2345678'], /--amount must be a positive USD amount with at most 6 decimals/],
     ['--amount 0', ['deposit', '--org', 'org_x', '--amount', '0'], /--amount must be a positive USD amount/],
+    ['--amount 999999999999 (past 2^53 micros)', ['deposit', '--org', 'org_x', '--amount', '999999999999'], /--amount is too large: a balance holds at most 1000000000 USD/],
+    ['--amount 1000000000.000001', ['deposit', '--org', 'org_x', '--amount', '1000000000.000001'], /--amount is too large: a balance holds at most 1000000000 USD/],
     ['an empty --reference', ['deposit', '--org', 'org_x', '--amount', '1', '--reference', ' '], /--reference must not be empty/],
   ];
   for (const [what, args, message] of cases) {
@@ -243,6 +247,7 @@ describe('admin with bad arguments', { concurrency: 6 }, () => {
     const run = await admin(['--help'], nowhere);
     assert.equal(run.code, 0);
     assert.match(run.stdout, /^usage:/);
+    assert.match(run.stdout, /--rate-limit: requests per minute per key; required for enterprise, overrides free 60 \/ pro 300/);
   });
 });
 
