@@ -127,8 +127,8 @@ export async function buildApp(given: ApiDeps, options: FastifyServerOptions = {
         onAuthenticated: keyUsage ? (keyId) => keyUsage.count(keyId) : undefined,
       });
       gate = guard;
-      // Unknown paths under the API count against the caller's limit like any request.
-      api.setNotFoundHandler({ preHandler: guard }, (_request, reply) => reply.code(404).send({ error: 'Not found' }));
+      // Unknown paths under the API count against the caller's limit like any request (auth.ts).
+      api.setNotFoundHandler((_request, reply) => reply.code(404).send({ error: 'Not found' }));
       api.get('/health', health, checkHealth);
       api.get('/openapi.json', { config: { public: true }, schema: { hide: true } }, async () => app.swagger());
       // One page of the projector, one read of an organization's usage (read-cache.ts).

@@ -94,7 +94,7 @@ export async function registerAuth(app: FastifyInstance, options: AuthOptions): 
   });
 
   const limit = app.rateLimit();
-  return async (request, reply) => {
+  const gate: Gate = async (request, reply) => {
     await authenticate(request);
     try {
       await limit.call(app, request, reply);
@@ -102,6 +102,12 @@ export async function registerAuth(app: FastifyInstance, options: AuthOptions): 
       resetAsUnixTime(reply);
     }
   };
+  // The plugin counts in each route's hooks, and the not-found handler is no route. Counted in
+  // onRequest like a route: the preParsing 401 above would otherwise answer before the count.
+  app.addHook('onRequest', async (request, reply) => {
+    if (request.is404) await gate(request, reply);
+  });
+  return gate;
 }
 
 /** The plugin sends seconds until the reset; the spec's X-RateLimit-Reset is a Unix time. */

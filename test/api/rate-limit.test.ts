@@ -226,4 +226,18 @@ describe('failed authentications, per client address', () => {
     const org = await limited.organization({ usd: '1' });
     expectStatus(await client(limited, org.liveKey, { remoteAddress: address }).usage(), 200);
   });
+
+  test('unknown paths count the same: the 6th is 429, and the address stays limited on every route', async () => {
+    const address = freshAddress();
+    const stranger = client(limited, 'vt_live_0000000000000000000000', { remoteAddress: address });
+    for (let i = 0; i < 5; i++) {
+      const response = await stranger.get('/no-such-path');
+      expectError(response, 401, 'API key required');
+      const { limit, remaining } = rateHeaders(response);
+      assert.deepEqual([limit, remaining], [5, 4 - i], `request ${i + 1}`);
+    }
+    expect429(await stranger.get('/no-such-path'), 5);
+    expect429(await client(limited, undefined, { remoteAddress: address }).get('/nothing/here'), 5);
+    expect429(await stranger.usage(), 5);
+  });
 });
