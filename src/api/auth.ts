@@ -95,7 +95,9 @@ export async function registerAuth(app: FastifyInstance, options: AuthOptions): 
 
   const limit = app.rateLimit();
   const gate: Gate = async (request, reply) => {
-    await authenticate(request);
+    // An unknown path has been through the onRequest authentication above already: a second
+    // one would count the request twice for its key.
+    if (!request.view) await authenticate(request);
     try {
       await limit.call(app, request, reply);
     } finally {

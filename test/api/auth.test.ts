@@ -5,6 +5,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { issueKey, revokeKey } from '../../src/commands/account-commands.ts';
 import { startTestService, type TestService } from '../support/service.ts';
+import { until } from '../support/wait.ts';
 import { API, client, expectError, expectStatus, freshAddress, newLink, tracked } from './helpers.ts';
 
 /** A client from an address of its own (failed authentications are limited per address). */
@@ -154,6 +155,23 @@ describe('a key acts for its organization only', () => {
     assert.deepEqual(expectStatus(await other.usage(), 200), expectStatus(await first.usage(), 200));
     expectError(await other.track(video.video_link, 1), 409, 'Video is already being tracked');
     expectStatus(await other.stop(video.id), 200);
+  });
+});
+
+describe('per-key request count (spec §5.3)', () => {
+  test('every request a key makes counts once: routes, unknown paths, URLs the router refuses', async () => {
+    const org = await service.organization();
+    const api = client(service, org.liveKey);
+    const answers = [await api.usage(), await api.get('/no-such-path'), await service.app.inject({ method: 'DELETE', url: `${API}/usage`, headers: { 'x-api-key': org.liveKey } }), await api.get('/videos/%E0%A4%A')];
+    assert.deepEqual(answers.map((r) => r.statusCode), [200, 404, 404, 400]);
+    // The counts reach the table every few seconds; all were counted before the first look,
+    // so the count never goes above what was sent unless something counted twice.
+    const counted = await until('the key usage to reach the table', async () => {
+      const { rows } = await service.db.pool.query('SELECT requests::int FROM dashboard.key_usage WHERE key_id = $1', [org.liveKeyId]);
+      const requests = rows[0]?.requests as number | undefined;
+      return requests !== undefined && requests >= answers.length ? requests : undefined;
+    }, 15_000);
+    assert.equal(counted, answers.length);
   });
 });
 
