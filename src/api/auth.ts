@@ -1,8 +1,8 @@
 // Authentication and rate limits. Order matters and is Fastify's hook order:
 //   1. onRequest (app level): read the read models' version (read-barrier.ts), then resolve
 //      X-API-Key to a key (or none) as of that version; never answers.
-//   2. onRequest (route level, @fastify/rate-limit): count the request against the key,
-//      or against the client address when there is no valid key (failed authentications).
+//   2. onRequest (app level, counted in @fastify/rate-limit's store): count the request against
+//      the key, or against the client address when there is no valid key (failed authentications).
 //   3. preParsing: answer 401 when there is no valid key, before a body is even read.
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -54,9 +54,9 @@ export interface AuthOptions {
 }
 
 /**
- * Authenticates and counts a request the way the hooks below do, for answers that come from
- * no route (an unknown path, a URL the router refused): they carry the X-RateLimit-* headers
- * too, and count. Throws the 429 when the limit is exceeded.
+ * Authenticates and counts a request the way the hooks below do, for a URL the router refused
+ * (answered before any hook runs): it carries the X-RateLimit-* headers too, and counts.
+ * Throws the 429 when the limit is exceeded.
  */
 export type Gate = (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
 
@@ -75,7 +75,9 @@ export async function registerAuth(app: FastifyInstance, options: AuthOptions): 
   app.addHook('onRequest', authenticate);
 
   await app.register(rateLimit, {
-    global: true,
+    // Counted by the hook below rather than by the plugin's own per-route hooks, which give the
+    // reset only in whole seconds: X-RateLimit-Reset is computed here from the exact time left.
+    global: false,
     timeWindow: 60_000,
     ...(options.redis ? { redis: options.redis, nameSpace: 'vidtrack-rate-limit-' } : {}),
     // A Redis outage must not take the API down with it: requests go on, unlimited, meanwhile.
@@ -83,40 +85,31 @@ export async function registerAuth(app: FastifyInstance, options: AuthOptions): 
     keyGenerator: (request) => (request.caller ? `key:${request.caller.keyId}` : `ip:${request.ip}`),
     max: async (request) => (request.caller ? limitOf(request.caller) : options.failedAuthLimit),
     allowList: (request) => Boolean(request.routeOptions.config?.public),
-    errorResponseBuilder: (_request, context) =>
-      new HttpError(429, { error: 'Rate limit exceeded', limit: context.max, reset: Math.ceil((Date.now() + context.ttl) / 1000) }),
   });
-
-  app.addHook('onSend', async (_request, reply) => resetAsUnixTime(reply));
+  const count = app.createRateLimit();
+  const limit = async (request: FastifyRequest, reply: FastifyReply) => {
+    const counted = await count(request);
+    if (counted.isAllowed) return;
+    // The spec's Unix time of the window's end, rounded up: a client that waits until then is
+    // not refused again. Header and 429 body are this one value.
+    const reset = Math.ceil((Date.now() + counted.ttl) / 1000);
+    reply.header('x-ratelimit-limit', counted.max).header('x-ratelimit-remaining', counted.remaining).header('x-ratelimit-reset', reset);
+    if (!counted.isExceeded) return;
+    reply.header('retry-after', counted.ttlInSeconds);
+    throw new HttpError(429, { error: 'Rate limit exceeded', limit: counted.max, reset });
+  };
+  // In this scope, so unknown paths (the not-found handler inherits it) are counted too.
+  app.addHook('onRequest', limit);
 
   app.addHook('preParsing', async (request) => {
     if (!request.routeOptions.config.public && !request.caller) throw new HttpError(401, { error: 'API key required' });
   });
 
-  const limit = app.rateLimit();
-  const gate: Gate = async (request, reply) => {
-    // An unknown path has been through the onRequest authentication above already: a second
-    // one would count the request twice for its key.
-    if (!request.view) await authenticate(request);
-    try {
-      await limit.call(app, request, reply);
-    } finally {
-      resetAsUnixTime(reply);
-    }
+  // For a URL the router refused, which has been through none of the hooks above.
+  return async (request, reply) => {
+    await authenticate(request);
+    await limit(request, reply);
   };
-  // The plugin counts in each route's hooks, and the not-found handler is no route. Counted in
-  // onRequest like a route: the preParsing 401 above would otherwise answer before the count.
-  app.addHook('onRequest', async (request, reply) => {
-    if (request.is404) await gate(request, reply);
-  });
-  return gate;
-}
-
-/** The plugin sends seconds until the reset; the spec's X-RateLimit-Reset is a Unix time. */
-function resetAsUnixTime(reply: FastifyReply): void {
-  const secondsLeft = reply.getHeader('x-ratelimit-reset');
-  // Once per answer: a Unix time is far above any window's seconds.
-  if (secondsLeft !== undefined && Number(secondsLeft) < 1e9) reply.header('x-ratelimit-reset', Math.floor(Date.now() / 1000) + Number(secondsLeft));
 }
 
 function keyOf(request: FastifyRequest): string | null {

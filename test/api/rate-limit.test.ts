@@ -48,7 +48,7 @@ function expect429(response: Response, limit: number) {
   const headers = rateHeaders(response);
   assert.equal(headers.limit, limit);
   assert.equal(headers.remaining, 0);
-  assert.ok(Math.abs(headers.reset - reset) <= 1, `header ${headers.reset} and body ${reset} agree`);
+  assert.equal(headers.reset, reset, 'X-RateLimit-Reset and the body\'s reset are one time');
   return body;
 }
 
@@ -169,6 +169,30 @@ describe('plans', () => {
     const org = await service.organization({ plan: 'enterprise', rateLimit: 2000, usd: '1' });
     const response = await client(service, org.liveKey).usage();
     assert.equal(rateHeaders(response).limit, 2000);
+  });
+});
+
+describe('the reset time', () => {
+  test('is never before the window resets, and the 429 body says the same', async () => {
+    const org = await service.organization({ plan: 'enterprise', rateLimit: 1, usd: '1' });
+    const api = client(service, org.liveKey);
+    // The window opens at the key's first request: somewhere between these two instants.
+    const before = Date.now();
+    const first = await api.usage();
+    const after = Date.now();
+    expectStatus(first, 200);
+    const reset = (response: Response) => Number(response.headers['x-ratelimit-reset']);
+    const inTime = (seconds: number, what: string) =>
+      assert.ok(seconds * 1000 >= before + 60_000 && seconds * 1000 < after + 61_000, `${what}: ${seconds} s for a window of ${before}..${after} + 60 s`);
+    inTime(reset(first), 'the first request');
+    // A rounding that depends on the instant of the request shows within any second: 429s for one.
+    let refused = 0;
+    for (const until = Date.now() + 1_100; Date.now() < until; refused++) {
+      const response = await api.usage();
+      const body = expect429(response, 1);
+      inTime(reset(response), `429 number ${refused + 1}`);
+      assert.equal(reset(response), body.reset, `429 number ${refused + 1}`);
+    }
   });
 });
 
