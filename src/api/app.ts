@@ -81,7 +81,7 @@ export async function buildApp(given: ApiDeps, options: FastifyServerOptions = {
     genReqId: () => crypto.randomUUID(),
     // Room for any id a client may send: ids the service never issued are 404 `Video not found`.
     routerOptions: { maxParamLength: MAX_ID_LENGTH, ...options.routerOptions },
-    frameworkErrors: frameworkErrors(() => gate),
+    frameworkErrors: frameworkErrors(() => gate, API_PREFIX),
   }).withTypeProvider<TypeBoxTypeProvider>();
   const ajv = validators();
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? ajv.body : ajv.other).compile(schema));

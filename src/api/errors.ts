@@ -71,12 +71,17 @@ const BODY_ERRORS: Record<string, string> = {
 /**
  * Fastify answers URLs it cannot route (bad percent-encoding, an overlong path segment)
  * before any hook or error handler runs, in its own shape; this keeps them in the spec's, and
- * passes them through `gate` first (authentication and rate limit, as a route would).
+ * passes them through `gate` first (authentication and rate limit, as a route would). Under
+ * `apiPrefix`, a request without a valid key is 401 before its URL is looked at, as on every
+ * route of the API (spec §5.6).
  */
-export function frameworkErrors(gate: () => Gate | null) {
+export function frameworkErrors(gate: () => Gate | null, apiPrefix: string) {
   return (error: FastifyError, request: FastifyRequest, reply: FastifyReply): void => {
     const message = error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'a path segment of the URL is too long' : 'the URL is not valid (bad percent-encoding)';
-    const answer = () => reply.code(400).send({ error: 'Invalid request', details: [{ field: 'url', message }] });
+    const answer = () =>
+      !request.caller && request.url.startsWith(`${apiPrefix}/`)
+        ? reply.code(401).send({ error: 'API key required' })
+        : reply.code(400).send({ error: 'Invalid request', details: [{ field: 'url', message }] });
     const run = gate();
     if (!run) return void answer();
     run(request, reply)

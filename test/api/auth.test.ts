@@ -128,6 +128,12 @@ describe('401 API key required', () => {
     expectError(await noKey.track('not a link', 99), 401, 'API key required');
     expectError(await noKey.list('platform=vimeo&limit=0'), 401, 'API key required');
     expectError(await noKey.video('no-such-video'), 401, 'API key required');
+    expectError(await noKey.get('/no-such-path'), 401, 'API key required');
+    // URLs the router refuses (answered before any hook) too, with no key and with a wrong one.
+    for (const path of ['/videos/%E0%A4%A', `/videos/${'x'.repeat(5_000)}`]) {
+      expectError(await noKey.get(path), 401, 'API key required');
+      expectError(await anonymous('vt_live_0000000000000000000000').get(path), 401, 'API key required');
+    }
   });
 });
 
