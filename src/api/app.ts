@@ -10,7 +10,7 @@ import { BatchingEventStore } from '../eventstore/batching.ts';
 import { registerAuth, type Gate } from './auth.ts';
 import type { ApiDeps } from './context.ts';
 import { registerDocs } from './docs.ts';
-import { frameworkErrors, registerErrorHandling } from './errors.ts';
+import { clientErrorHandler, frameworkErrors, refuseExpectation, registerErrorHandling } from './errors.ts';
 import { KeyCache } from './key-cache.ts';
 import { refuseUnstorableText } from './storable-input.ts';
 import { ReadBarrier } from './read-barrier.ts';
@@ -82,7 +82,9 @@ export async function buildApp(given: ApiDeps, options: FastifyServerOptions = {
     // Room for any id a client may send: ids the service never issued are 404 `Video not found`.
     routerOptions: { maxParamLength: MAX_ID_LENGTH, ...options.routerOptions },
     frameworkErrors: frameworkErrors(() => gate, API_PREFIX),
+    clientErrorHandler,
   }).withTypeProvider<TypeBoxTypeProvider>();
+  app.server.on('checkExpectation', refuseExpectation);
   const ajv = validators();
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? ajv.body : ajv.other).compile(schema));
   registerErrorHandling(app);

@@ -1,7 +1,9 @@
 // Every error leaves in the spec's shape: { error, details? }. Validation problems are
 // 400 `Invalid request` with one { field, message } per field. Nothing a client sends
 // becomes a 500: unexpected failures (a database outage) answer 503 and are logged.
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import type { ConnectionError, FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Gate } from './auth.ts';
 
 export class HttpError extends Error {
@@ -93,6 +95,38 @@ export function frameworkErrors(gate: () => Gate | null, apiPrefix: string) {
       // Nothing is left to answer with (the reply went out, the socket closed): only said.
       .catch((failure: unknown) => request.log.error({ err: failure }, 'answering a URL the router refused failed'));
   };
+}
+
+/**
+ * Requests Node's HTTP parser refuses (a malformed request line or header, Content-Length
+ * beside Transfer-Encoding, headers over Node's size limit) reach no route, hook or error
+ * handler: they are answered here on the socket, as a 400 like the body errors above (431 and
+ * 408 are not statuses of the spec), and the connection is closed, since what follows on it
+ * cannot be read. No key is looked at and nothing is counted: no request was read to do so.
+ */
+export function clientErrorHandler(error: ConnectionError & { reason?: string }, socket: Socket): void {
+  // A reset connection has no one left to answer.
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const [field, message] =
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? ['headers', 'the request headers are too large']
+      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? ['request', 'the request did not arrive in time']
+        : ['request', `the request is not valid HTTP${error.reason ? ` (${error.reason})` : ''}`];
+  const body = JSON.stringify({ error: 'Invalid request', details: [{ field, message }] });
+  if (socket.writable) {
+    socket.write(`HTTP/1.1 400 Bad Request\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  }
+  socket.destroy(error);
+}
+
+/**
+ * Node answers an Expect header other than `100-continue` with its own bodiless 417 unless
+ * the server has a `checkExpectation` listener: this is that listener, answering the spec's 400.
+ */
+export function refuseExpectation(_request: IncomingMessage, response: ServerResponse): void {
+  const body = JSON.stringify({ error: 'Invalid request', details: [{ field: 'Expect', message: 'Expect must be 100-continue, or absent' }] });
+  response.writeHead(400, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), connection: 'close' }).end(body);
 }
 
 export function registerErrorHandling(app: FastifyInstance): void {
