@@ -17,7 +17,7 @@ import { ReadBarrier } from './read-barrier.ts';
 import { UsageReads } from './read-cache.ts';
 import { usageRoutes } from './routes/usage.ts';
 import { videoRoutes } from './routes/videos.ts';
-import { referenceDocument } from './reference.ts';
+import { RATE_LIMIT_HEADERS, referenceDocument } from './reference.ts';
 import { webhookRoutes } from './routes/webhooks.ts';
 import { alertRoutes } from './routes/alerts.ts';
 import { healthHandler } from './health.ts';
@@ -129,6 +129,14 @@ export async function buildApp(given: ApiDeps, options: FastifyServerOptions = {
         onAuthenticated: keyUsage ? (keyId) => keyUsage.count(keyId) : undefined,
       });
       gate = guard;
+      // Every answer of a route that needs a key carries the rate-limit headers (auth.ts): said
+      // so in the reference, beside the headers a route describes itself.
+      api.addHook('onRoute', (route) => {
+        const responses = route.schema?.response as Record<string, { headers?: object }> | undefined;
+        if (route.config?.public || !responses) return;
+        const withHeaders = Object.entries(responses).map(([status, schema]) => [status, { ...schema, headers: { ...RATE_LIMIT_HEADERS, ...schema.headers } }]);
+        route.schema = { ...route.schema, response: Object.fromEntries(withHeaders) };
+      });
       // Unknown paths under the API count against the caller's limit like any request (auth.ts).
       api.setNotFoundHandler((_request, reply) => reply.code(404).send({ error: 'Not found' }));
       api.get('/health', health, checkHealth);

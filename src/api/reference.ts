@@ -115,3 +115,10 @@ export const OPERATIONS = {
 export const LIST_LINK_HEADER = {
   link: { type: 'string', description: 'RFC 8288 link to the next page, `<url>; rel="next"`; absent on the last page' },
 } as const;
+
+/** The rate-limit headers (spec §8) on every answer of a route that needs a key, for the reference. */
+export const RATE_LIMIT_HEADERS = {
+  'X-RateLimit-Limit': { type: 'integer', description: "Requests allowed per minute: the key's, or an address's without a valid key" },
+  'X-RateLimit-Remaining': { type: 'integer', description: 'Requests left in the current window' },
+  'X-RateLimit-Reset': { type: 'integer', description: 'Unix time in seconds when the window resets; a 429 may be retried from then' },
+} as const;

@@ -69,6 +69,13 @@ const EXAMPLE_LINK = 'https://www.youtube.com/watch?v=dQw4w9WgXcQ';
 const EXAMPLE_STARTED = '2026-03-01T09:00:00.000Z';
 const EXAMPLE_METADATA = { title: 'Never Gonna Give You Up', creator: 'Rick Astley', description: 'The official video' };
 
+/** For the reference: the route checks the header's length itself, in the words of its 400. */
+export const TrackHeaders = Type.Object({
+  'idempotency-key': Type.Optional(
+    Type.String({ description: 'Makes a retry safe: a second request with the same key (1 to 255 characters) answers the first response again and tracks nothing new' }),
+  ),
+});
+
 export const TrackBody = Type.Object(
   {
     video_link: Type.String({ description: 'Full URL of a public video', maxLength: 2048 }),

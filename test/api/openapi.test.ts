@@ -165,6 +165,27 @@ describe('operations', () => {
     ]);
   });
 
+  test('track: the Idempotency-Key header, optional', () => {
+    const params = (operation('/videos/track', 'post').parameters ?? []) as Array<Record<string, any>>;
+    const header = params.find((p) => p.in === 'header' && String(p.name).toLowerCase() === 'idempotency-key');
+    assert.ok(header, `no Idempotency-Key header parameter: ${JSON.stringify(params)}`);
+    assert.equal(header.required, false);
+    assert.equal(header.schema.type, 'string');
+  });
+
+  test('every answer of every operation declares the X-RateLimit-* headers (spec §8)', () => {
+    const missing: string[] = [];
+    for (const key of Object.keys(ERRORS)) {
+      const [method, path] = key.split(' ') as [string, string];
+      for (const [status, response] of Object.entries(operation(path, method).responses as Record<string, Record<string, any>>)) {
+        for (const name of ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset']) {
+          if (response.headers?.[name]?.schema?.type !== 'integer') missing.push(`${key} ${status} ${name}`);
+        }
+      }
+    }
+    assert.deepEqual(missing, []);
+  });
+
   test('list: the query parameters and the response', () => {
     const params: Record<string, Record<string, any>> = Object.fromEntries(
       (operation('/videos', 'get').parameters as Array<Record<string, any>>).map((p) => [p.name, p]),

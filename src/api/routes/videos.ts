@@ -12,7 +12,7 @@ import type { Caller } from '../auth.ts';
 import { daysRemaining, presentListedVideo, presentVideoDetail } from '../present.ts';
 import { NumberTemplate, PositionCache, daysHole, daysPlaceholder, sendJson, type UsageReads } from '../read-cache.ts';
 import { LIST_LINK_HEADER, OPERATIONS } from '../reference.ts';
-import { errorResponse, errorsOf, ListQuery, POSSIBLE_ID, SnapshotsCsvResponse, StopResult, TrackBody, TrackedVideo, VideoDetail, VideoList, VideoParams } from '../schemas.ts';
+import { errorResponse, errorsOf, ListQuery, POSSIBLE_ID, SnapshotsCsvResponse, StopResult, TrackBody, TrackedVideo, TrackHeaders, VideoDetail, VideoList, VideoParams } from '../schemas.ts';
 import { csvDisposition, snapshotsCsv } from '../snapshots-csv.ts';
 import { decodeCursor, encodeCursor, INVALID_CURSOR, nextLink, type ListFilter } from '../list-cursor.ts';
 
@@ -50,7 +50,7 @@ export const videoRoutes = (deps: ApiDeps, usage: UsageReads): FastifyPluginAsyn
     return checkOwner(caller, POSSIBLE_ID.test(id) ? await readVideo(deps.pool, id) : null);
   }
 
-  app.post('/videos/track', { schema: { ...OPERATIONS.trackVideo, body: TrackBody, response: { 201: TrackedVideo, ...errorsOf(402, 409, 500, 502), 404: errorResponse(404, TRACK_NOT_FOUND) } } }, async (request, reply) => {
+  app.post('/videos/track', { schema: { ...OPERATIONS.trackVideo, headers: TrackHeaders, body: TrackBody, response: { 201: TrackedVideo, ...errorsOf(402, 409, 500, 502), 404: errorResponse(404, TRACK_NOT_FOUND) } } }, async (request, reply) => {
     const caller = request.caller!;
     const link = parseVideoLink(request.body.video_link);
     if (isLinkError(link)) throw invalidRequest([{ field: 'video_link', message: link.error }]);
