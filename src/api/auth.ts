@@ -82,6 +82,10 @@ export async function registerAuth(app: FastifyInstance, options: AuthOptions): 
     ...(options.redis ? { redis: options.redis, nameSpace: 'vidtrack-rate-limit-' } : {}),
     // A Redis outage must not take the API down with it: requests go on, unlimited, meanwhile.
     skipOnError: true,
+    // The in-memory store keeps this many keys and addresses, least recently counted out first
+    // (the plugin's default, 5,000): a busy minute with more callers would forget a limited
+    // one's count.
+    cache: 100_000,
     keyGenerator: (request) => (request.caller ? `key:${request.caller.keyId}` : `ip:${request.ip}`),
     max: async (request) => (request.caller ? limitOf(request.caller) : options.failedAuthLimit),
     allowList: (request) => Boolean(request.routeOptions.config?.public),

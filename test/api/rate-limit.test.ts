@@ -264,4 +264,13 @@ describe('failed authentications, per client address', () => {
     expect429(await client(limited, undefined, { remoteAddress: address }).get('/nothing/here'), 5);
     expect429(await stranger.usage(), 5);
   });
+
+  test('an address stays limited while more callers than the plugin\'s default 5,000 are counted in its window', async () => {
+    const address = freshAddress();
+    const stranger = client(limited, undefined, { remoteAddress: address });
+    for (let i = 0; i < 5; i++) expectError(await stranger.usage(), 401, 'API key required');
+    expect429(await stranger.usage(), 5);
+    for (let i = 0; i < 6_000; i++) await client(limited, undefined, { remoteAddress: freshAddress() }).usage();
+    expect429(await stranger.usage(), 5);
+  });
 });
