@@ -70,9 +70,12 @@ export class Scheduler {
     return round;
   }
 
-  /** What a tick of Bree does: a round, unless the job is idle or waits to retry. */
+  /**
+   * What a tick of Bree does: a round, unless the job is idle, waits to retry, or has a round
+   * under way (joining it would report its failure once more per tick, each doubling the backoff).
+   */
   private tick(job: JobName): void {
-    if (this.stopped || this.retries.has(job) || this.isIdle(job)) return;
+    if (this.stopped || this.running.has(job) || this.retries.has(job) || this.isIdle(job)) return;
     this.attempt(job);
   }
 

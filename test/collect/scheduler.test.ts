@@ -200,3 +200,34 @@ it('an idle scheduler collects a slot when it falls due, not at the next tick af
   assert.ok(Date.now() >= dueAt, 'collected before its time');
   assert.deepEqual(errors, []);
 });
+
+it('a slow round that fails is reported once, however many ticks arrive while it runs, and retried after 1 s', async () => {
+  // At TIME_SCALE=3600 collect ticks every 200 ms of wall time; the round takes 1.5 s to fail
+  // (a database that answers slowly, then not at all): some seven ticks arrive meanwhile.
+  const healthy = deps.pool;
+  const slowlyFailing = {
+    query: () => new Promise((_, reject) => setTimeout(() => reject(new Error('the database went away')), 1_500)),
+  } as unknown as typeof healthy;
+  deps = { ...deps, pool: slowlyFailing };
+  const reports: Array<{ job: JobName; retryInMs: number | null; at: number }> = [];
+  const s = new Scheduler(deps, {
+    timeScale: 3600,
+    onError: (job, _error, retryInMs) => {
+      reports.push({ job, retryInMs, at: Date.now() });
+      errors.push([job, `reported, retry in ${retryInMs} ms`]);
+      deps.pool = healthy; // the database is back for the retry
+    },
+    onRound: (job) => rounds.push({ job, at: Date.now() }),
+  });
+  scheduler = s;
+  await s.start();
+  await eventually('a collect round after the failure', async () => rounds.some((r) => r.job === 'collect'), 10_000);
+  const collect = reports.filter((r) => r.job === 'collect');
+  assert.deepEqual(
+    collect.map((r) => r.retryInMs),
+    [1_000],
+    'the failed round reported more than once',
+  );
+  const retriedAfter = rounds.find((r) => r.job === 'collect')!.at - collect[0]!.at;
+  assert.ok(retriedAfter >= 900 && retriedAfter < 5_000, `retried ${retriedAfter} ms after the failure`);
+});
