@@ -75,6 +75,10 @@ export class ProjectionWatcher {
     if (this.poller) clearInterval(this.poller);
     if (this.reconnect) clearTimeout(this.reconnect);
     for (const waiter of this.waiters) this.settle(waiter, false);
+    await this.dropListener();
+  }
+
+  private async dropListener(): Promise<void> {
     const listener = this.listener;
     this.listener = null;
     await listener?.end().catch(() => undefined);
@@ -118,6 +122,10 @@ export class ProjectionWatcher {
         // Notifications sent while nobody listened are lost: look at the checkpoints now.
         .then(() => this.refresh?.())
         .catch(() => {
+          // A read that failed after the LISTEN succeeded: that connection is ended before the
+          // next one is opened, or it would stay open with nobody to end it (close() ends only
+          // the latest).
+          void this.dropListener();
           this.reconnectMs = Math.min(this.reconnectMs * 2, RECONNECT_MAX_MS);
           this.listenLater();
         });

@@ -2,6 +2,7 @@
 // breaks, so read-your-writes waits are not left to the half-second poll for good.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import type pg from 'pg';
 import { migrate } from '../../src/db/migrate.ts';
 import { allMigrations } from '../../src/migrations.ts';
 import { READ_SCHEMA, projections } from '../../projections/index.ts';
@@ -22,8 +23,8 @@ after(async () => {
   await db?.drop();
 });
 
-const listeners = async () =>
-  (await db.pool.query(`SELECT pid FROM pg_stat_activity WHERE application_name = $1 AND query ILIKE 'LISTEN%'`, [NAME])).rows.map((r) => r.pid as number);
+const listeners = async (name = NAME) =>
+  (await db.pool.query(`SELECT pid FROM pg_stat_activity WHERE application_name = $1 AND query ILIKE 'LISTEN%'`, [name])).rows.map((r) => r.pid as number);
 
 test('a LISTEN connection cut by the server is opened again, and notifications reach the watcher again', async () => {
   const url = new URL(db.url);
@@ -48,4 +49,40 @@ test('a notification whose payload is no position is ignored; the next good one 
   const reached = watcher.waitFor({ commit: 8n, prepare: 1n }, 10_000);
   await db.pool.query('SELECT pg_notify($1, $2)', [CHECKPOINT_CHANNEL, '8/1']);
   assert.equal(await reached, true);
+});
+
+test('a checkpoint read that fails after a reconnection leaves one LISTEN connection, and close() ends it', async () => {
+  const name = 'watcher-test-read-fails';
+  const url = new URL(db.url);
+  url.searchParams.set('application_name', name);
+  // The pool the watcher reads the checkpoints with: once armed, its next query fails (a pool
+  // busy, a server just back), and the one after it succeeds.
+  let failNext = false;
+  let readAfterFailure = false;
+  const pool = {
+    query: async (...args: unknown[]) => {
+      if (failNext) {
+        failNext = false;
+        throw new Error('timeout exceeded when trying to connect');
+      }
+      const result = await (db.pool.query as (...a: unknown[]) => Promise<unknown>)(...args);
+      readAfterFailure = true;
+      return result;
+    },
+  } as unknown as pg.Pool;
+  const reading = new ProjectionWatcher();
+  try {
+    // A poll far slower than the test: only a reconnection reads the checkpoints.
+    await reading.follow(url.toString(), pool, READ_SCHEMA, projections.map((p) => p.name), 3_600_000);
+    const [first] = await until('the watcher to LISTEN', async () => ((await listeners(name)).length === 1 ? await listeners(name) : undefined), 10_000);
+    failNext = true;
+    readAfterFailure = false;
+    await db.pool.query('SELECT pg_terminate_backend($1)', [first]);
+    // Reconnects after 1 s, its read fails; reconnects again 2 s later, and reads.
+    await until('a checkpoint read after the failed one', () => (!failNext && readAfterFailure) || undefined, 20_000);
+    assert.equal((await listeners(name)).length, 1, 'LISTEN connections once the watcher has reconnected');
+  } finally {
+    await reading.close();
+  }
+  await until('no LISTEN connection left after close()', async () => ((await listeners(name)).length === 0 ? true : undefined), 5_000);
 });
