@@ -135,6 +135,8 @@ export function createService(config: Config, options: ServiceOptions = {}): Ser
   /** start() itself, without the clean-up of a failed start (which waits for stop()). */
   let startedWork: Promise<RunningService> | null = null;
   let stopping: Promise<void> | null = null;
+  /** Aborted when the stop begins: an embedded PostgreSQL still starting is shut down then. */
+  const stopAsked = new AbortController();
 
   const checkNotStopping = () => {
     if (stopping) throw new Error('the service was stopped while starting');
@@ -144,8 +146,9 @@ export function createService(config: Config, options: ServiceOptions = {}): Ser
     let embedded: EmbeddedPostgres | null = null;
     let databaseUrl = config.databaseUrl;
     if (!databaseUrl) {
-      embedded = await startEmbeddedPostgres({
+      const startingServer = startEmbeddedPostgres({
         dataDir: config.dataDir,
+        signal: stopAsked.signal,
         // As soon as the server runs, before the rest of its start (the database's check): a
         // stop from then on stops it too, and a stop that came first fails the start, which
         // stops the server again rather than leave it to nobody.
@@ -155,6 +158,11 @@ export function createService(config: Config, options: ServiceOptions = {}): Ser
           checkNotStopping();
         },
       });
+      // A stop that comes before onServer shuts down the server still starting (signal); the
+      // stop waits for that, as for the server's own stop, so the process does not exit (and
+      // let the next start find a server going down) while it runs.
+      stops.push({ phase: 4, name: 'embedded PostgreSQL start', stop: () => startingServer.catch(() => undefined) });
+      embedded = await startingServer;
       databaseUrl = embedded.url;
       log.info({ dataDir: config.dataDir, port: embedded.port }, 'embedded PostgreSQL ready (DATABASE_URL not set)');
     }
@@ -333,6 +341,7 @@ export function createService(config: Config, options: ServiceOptions = {}): Ser
   }
 
   async function stopAll(): Promise<void> {
+    stopAsked.abort(new Error('the service was stopped while starting'));
     // A start under way is left to notice (checkNotStopping) or, stuck (a database that does
     // not answer), abandoned: what it had started is stopped below all the same.
     if (startedWork) await withDeadline(startedWork.catch(() => undefined), 1_000);

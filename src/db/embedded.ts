@@ -55,6 +55,13 @@ export interface EmbeddedPostgresOptions {
    * An exception thrown here fails the start (and stops a server this start started).
    */
   readonly onServer?: (server: EmbeddedPostgres) => void;
+  /**
+   * A stop of the caller that comes while the server this start spawned is still starting (a
+   * slow machine, a long WAL replay): the server is asked for a fast shutdown at once, and the
+   * start fails once it has exited. Nothing else would stop it: it runs in its own process
+   * group, and onServer has not been called yet.
+   */
+  readonly signal?: AbortSignal;
 }
 
 export interface EmbeddedPostgres {
@@ -122,9 +129,13 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   // otherwise both run initdb, or both write a different password.
   let got: Attached | undefined;
   try {
-    await withFolderLock(dataDir, async () => {
-      got = await startOrReuse(dataDir, clusterDir, database, bin, options, runAs);
-    });
+    await withFolderLock(
+      dataDir,
+      async () => {
+        got = await startOrReuse(dataDir, clusterDir, database, bin, options, runAs);
+      },
+      options.signal,
+    );
   } catch (error) {
     // The lock could not be released (a full or read-only disk): the start fails, and a server
     // it started is not left running without anyone to stop it.
@@ -175,7 +186,7 @@ async function startOrReuse(
       const message = String((error as Error).message);
       const retryable =
         /lock file .* already exists|is still in use|could not create any TCP\/IP sockets|Address already in use/.test(message);
-      if (!retryable) throw error;
+      if (!retryable || options.signal?.aborted) throw error;
       await sleep(500 * attempt);
       continue;
     }
@@ -215,6 +226,7 @@ async function reuse(
   // It may still be starting or recovering.
   const started = Date.now();
   while (!(await canConnect(ready.adminUrl))) {
+    options.signal?.throwIfAborted(); // not ours (yet): left to its users
     if (Date.now() - started > START_TIMEOUT_MS) throw new Error(`server pid ${running.pid} on port ${running.port} does not answer`);
     await sleep(200);
   }
@@ -400,6 +412,7 @@ async function startServer(
   };
   const args = ['-D', clusterDir, '-p', String(port)];
   for (const [name, value] of Object.entries(settings)) args.push('-c', `${name}=${value}`);
+  options.signal?.throwIfAborted();
 
   const child = spawn(postgresBin, args, {
     ...runAs,
@@ -421,17 +434,27 @@ async function startServer(
     }),
   );
 
+  // SIGINT = fast shutdown, which a server still starting honours too; the loop below then
+  // waits for its exit.
+  const shutDown = () => child.kill('SIGINT');
+  options.signal?.addEventListener('abort', shutDown, { once: true });
   const started = Date.now();
-  while (!isReady(clusterDir, child.pid ?? -1)) {
-    if (spawnError) throw spawnError;
-    if (exited) {
-      throw new Error(`postgres exited during startup (code ${child.exitCode}, signal ${child.signalCode})\n${log.tail()}`);
+  try {
+    while (!isReady(clusterDir, child.pid ?? -1)) {
+      if (spawnError) throw spawnError;
+      if (exited && options.signal?.aborted) throw new Error('stopped while starting: the embedded PostgreSQL was shut down');
+      if (exited) {
+        throw new Error(`postgres exited during startup (code ${child.exitCode}, signal ${child.signalCode})\n${log.tail()}`);
+      }
+      if (Date.now() - started > START_TIMEOUT_MS) {
+        child.kill('SIGQUIT');
+        throw new Error(`postgres did not start within ${START_TIMEOUT_MS} ms\n${log.tail()}`);
+      }
+      await sleep(50);
     }
-    if (Date.now() - started > START_TIMEOUT_MS) {
-      child.kill('SIGQUIT');
-      throw new Error(`postgres did not start within ${START_TIMEOUT_MS} ms\n${log.tail()}`);
-    }
-    await sleep(50);
+  } finally {
+    // Once ready, the server is stopped through the stop() returned below.
+    options.signal?.removeEventListener('abort', shutDown);
   }
 
   log.quiet = false;
@@ -657,12 +680,14 @@ async function binaries(): Promise<{ postgres: string; initdb: string }> {
  * An exclusive lock file holding our pid. A lock whose holder died is taken
  * over; a live holder is waited for (it is starting a server we will reuse, or
  * attaching to or leaving the one running). A lock that cannot be released fails
- * the call: left in place, it would hold every later start up for minutes.
+ * the call: left in place, it would hold every later start up for minutes. A stop of the
+ * caller (signal) ends the wait.
  */
-async function withFolderLock<T>(dataDir: string, fn: () => Promise<T>): Promise<T> {
+async function withFolderLock<T>(dataDir: string, fn: () => Promise<T>, signal?: AbortSignal): Promise<T> {
   const lockFile = lockFileOf(dataDir);
   const started = Date.now();
   while (!tryLock(lockFile)) {
+    signal?.throwIfAborted();
     const holder = lockHolder(lockFile);
     if (Date.now() - started > START_TIMEOUT_MS * 2) throw new Error(`${lockFile} held by pid ${holder} for too long`);
     await sleep(100);

@@ -6,8 +6,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { YouTubeFake } from '../support/fakes/youtube-fake.ts';
-import { livePostmaster, serviceProcess, type ServiceProcess } from '../support/process.ts';
-import { until } from '../support/wait.ts';
+import { isAlive, livePostmaster, serviceProcess, type ServiceProcess } from '../support/process.ts';
+import { quietPeriod, until } from '../support/wait.ts';
 
 async function fundedKey(service: ServiceProcess, usd: string): Promise<string> {
   const { org_id: orgId } = await service.admin('org', 'create', '--name', 'Shutdown Test', '--email', 'ops@shutdown.test', '--plan', 'enterprise', '--rate-limit', '1000000');
@@ -74,3 +74,43 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     assert.equal(fs.existsSync(path.join(service.dataDir, 'service.json')), false, 'service.json was left behind');
   });
 }
+
+test('SIGTERM while the embedded PostgreSQL is still starting: the service exits 0 once that server is gone', async (t) => {
+  const service = serviceProcess({ LOG_LEVEL: 'info' });
+  let frozen: number | null = null;
+  t.after(async () => {
+    if (frozen !== null && isAlive(frozen)) process.kill(frozen, 'SIGCONT');
+    await service.cleanup();
+  });
+  // Fails once the service exits during its start, as it is meant to here.
+  const starting = service.start().catch(() => undefined);
+  // A slow start (a loaded machine, a long WAL replay): the postmaster, stopped as soon as it
+  // appears, has not said "ready" when the service is told to stop.
+  // initdb's own postgres processes on a new folder write postmaster.pid too: the server is
+  // the one given a port.
+  const isServer = (pid: number) => fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').includes('-p');
+  const postmaster = await until('the postmaster to be spawned', () => {
+    const pid = livePostmaster(service.dataDir);
+    return pid !== null && isServer(pid) ? pid : undefined;
+  }, 120_000, 2);
+  process.kill(postmaster, 'SIGSTOP');
+  frozen = postmaster;
+  const lines = fs.readFileSync(path.join(service.dataDir, 'pg', 'postmaster.pid'), 'utf8').split('\n');
+  assert.notEqual(lines[7]?.trim(), 'ready', 'the server was caught before it was ready');
+  const pid = service.pid!;
+  process.kill(pid, 'SIGTERM');
+  await until('the service to log that it is stopping', () => (/"msg":"stopping"/.test(service.lastOutput()) ? true : undefined), 15_000, 10);
+  // A stop gives the start under way 1 s before it stops what has started: the server stays
+  // frozen well past that, and the service must not exit meanwhile.
+  await quietPeriod(3_000);
+  const exitedWhileStarting = service.pid === null;
+  process.kill(postmaster, 'SIGCONT');
+  frozen = null;
+  await until(`pid ${pid} to exit after SIGTERM`, () => service.exitStatus ?? undefined, 15_000);
+  await starting;
+  assert.deepEqual(
+    { exitedWhileStarting, serverLeftRunning: livePostmaster(service.dataDir) !== null, exit: service.exitStatus },
+    { exitedWhileStarting: false, serverLeftRunning: false, exit: 'code 0' },
+    service.lastOutput(),
+  );
+});
