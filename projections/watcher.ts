@@ -115,7 +115,9 @@ export class ProjectionWatcher {
   }
 
   private listenLater(): void {
-    if (this.closed) return;
+    // Already scheduled: a connection cut while its reconnection's checkpoint read failed asks
+    // twice, and a second timer would open a second connection (and escape close()).
+    if (this.closed || this.reconnect) return;
     this.reconnect = setTimeout(() => {
       this.reconnect = null;
       this.listen()

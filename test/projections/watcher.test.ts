@@ -8,7 +8,7 @@ import { allMigrations } from '../../src/migrations.ts';
 import { READ_SCHEMA, projections } from '../../projections/index.ts';
 import { CHECKPOINT_CHANNEL, ProjectionWatcher } from '../../projections/watcher.ts';
 import { createTestDatabase, type TestDatabase } from '../support/db.ts';
-import { until } from '../support/wait.ts';
+import { quietPeriod, until } from '../support/wait.ts';
 
 const NAME = 'watcher-test-listener';
 let db: TestDatabase;
@@ -80,6 +80,46 @@ test('a checkpoint read that fails after a reconnection leaves one LISTEN connec
     await db.pool.query('SELECT pg_terminate_backend($1)', [first]);
     // Reconnects after 1 s, its read fails; reconnects again 2 s later, and reads.
     await until('a checkpoint read after the failed one', () => (!failNext && readAfterFailure) || undefined, 20_000);
+    assert.equal((await listeners(name)).length, 1, 'LISTEN connections once the watcher has reconnected');
+  } finally {
+    await reading.close();
+  }
+  await until('no LISTEN connection left after close()', async () => ((await listeners(name)).length === 0 ? true : undefined), 5_000);
+});
+
+test('a reconnection whose LISTEN connection is cut and whose checkpoint read fails, both at once, is retried once', async () => {
+  const name = 'watcher-test-both-fail';
+  const url = new URL(db.url);
+  url.searchParams.set('application_name', name);
+  const reading = new ProjectionWatcher();
+  const listenerOf = () => (reading as unknown as { listener: unknown }).listener;
+  // Once armed, the next checkpoint read cuts the LISTEN connection just opened, waits for the
+  // watcher to notice, and fails (a database going down again right after a reconnection).
+  let failNext = false;
+  let readAfterFailure = false;
+  const pool = {
+    query: async (...args: unknown[]) => {
+      if (failNext) {
+        failNext = false;
+        await db.pool.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1`, [name]);
+        await until('the watcher to notice its LISTEN connection cut', () => (listenerOf() === null ? true : undefined), 10_000, 10);
+        throw new Error('the database went away');
+      }
+      const result = await (db.pool.query as (...a: unknown[]) => Promise<unknown>)(...args);
+      readAfterFailure = true;
+      return result;
+    },
+  } as unknown as pg.Pool;
+  try {
+    await reading.follow(url.toString(), pool, READ_SCHEMA, projections.map((p) => p.name), 3_600_000);
+    const [first] = await until('the watcher to LISTEN', async () => ((await listeners(name)).length === 1 ? await listeners(name) : undefined), 10_000);
+    failNext = true;
+    readAfterFailure = false;
+    await db.pool.query('SELECT pg_terminate_backend($1)', [first]);
+    await until('a checkpoint read after the failed one', () => (!failNext && readAfterFailure) || undefined, 20_000);
+    // The one reconnection happened; a second one scheduled for the same loss would come
+    // within 2 s (the backoff after one failure) and open another connection.
+    await quietPeriod(2_500);
     assert.equal((await listeners(name)).length, 1, 'LISTEN connections once the watcher has reconnected');
   } finally {
     await reading.close();
