@@ -5,38 +5,14 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import fs from 'node:fs';
-import path from 'node:path';
 import { test } from 'node:test';
-import pg from 'pg';
-import { livePostmaster, root, serviceProcess } from '../support/process.ts';
+import { connectedTo, embeddedOwner, livePostmaster, root, serviceProcess } from '../support/process.ts';
 import { until, within } from '../support/wait.ts';
 
 /** Startup includes initdb on a fresh folder: slow on a busy 2-core machine. */
 const START_TIMEOUT_MS = 120_000;
 /** The tool's close: its pool, then the server's fast shutdown. */
 const EXIT_TIMEOUT_MS = 30_000;
-
-function ownerOf(dataDir: string): number | undefined {
-  try {
-    return (JSON.parse(fs.readFileSync(path.join(dataDir, 'postgres.json'), 'utf8')) as { ownerPid?: number }).ownerPid;
-  } catch {
-    return undefined;
-  }
-}
-
-/** true once a client named `applicationName` is connected to the folder's server. */
-async function connected(dataDir: string, applicationName: string): Promise<true | undefined> {
-  const { adminUrl } = JSON.parse(fs.readFileSync(path.join(dataDir, 'postgres.json'), 'utf8')) as { adminUrl: string };
-  const client = new pg.Client({ connectionString: adminUrl });
-  await client.connect();
-  try {
-    const found = await client.query('select 1 from pg_stat_activity where application_name = $1', [applicationName]);
-    return found.rowCount ? true : undefined;
-  } finally {
-    await client.end();
-  }
-}
 
 test('SIGINT or SIGTERM on the admin CLI that started the embedded PostgreSQL stops the server, then exits 130 or 143', async (t) => {
   // Only a data folder and its environment (no service is started); cleanup() stops any
@@ -63,7 +39,7 @@ test('SIGINT or SIGTERM on the admin CLI that started the embedded PostgreSQL st
       async () => {
         if (cli.exitCode !== null) throw new Error(`the admin CLI exited first (code ${cli.exitCode}): ${stderr}`);
         const server = livePostmaster(folder.dataDir);
-        return server !== null && ownerOf(folder.dataDir) === cli.pid ? connected(folder.dataDir, 'vidtrack-admin') : undefined;
+        return server !== null && embeddedOwner(folder.dataDir) === cli.pid ? connectedTo(folder.dataDir, 'vidtrack-admin') : undefined;
       },
       START_TIMEOUT_MS,
       100,

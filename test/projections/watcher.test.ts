@@ -51,78 +51,76 @@ test('a notification whose payload is no position is ignored; the next good one 
   assert.equal(await reached, true);
 });
 
-test('a checkpoint read that fails after a reconnection leaves one LISTEN connection, and close() ends it', async () => {
-  const name = 'watcher-test-read-fails';
-  const url = new URL(db.url);
-  url.searchParams.set('application_name', name);
-  // The pool the watcher reads the checkpoints with: once armed, its next query fails (a pool
-  // busy, a server just back), and the one after it succeeds.
-  let failNext = false;
-  let readAfterFailure = false;
+/**
+ * The pool the watcher reads the checkpoints with: once armed, its next query runs `fail`
+ * (which throws), and the ones after it succeed.
+ */
+function poolFailingOnce(fail: () => Promise<never>) {
+  let armed = false;
+  let readSince = false;
   const pool = {
     query: async (...args: unknown[]) => {
-      if (failNext) {
-        failNext = false;
-        throw new Error('timeout exceeded when trying to connect');
+      if (armed) {
+        armed = false;
+        return fail();
       }
       const result = await (db.pool.query as (...a: unknown[]) => Promise<unknown>)(...args);
-      readAfterFailure = true;
+      readSince = true;
       return result;
     },
   } as unknown as pg.Pool;
-  const reading = new ProjectionWatcher();
+  return { pool, arm: () => ((armed = true), (readSince = false)), readAfterFailure: () => (!armed && readSince) || undefined };
+}
+
+/**
+ * Follows with `pool` under the application name `name`, cuts the LISTEN connection with the
+ * pool armed, waits for a checkpoint read after the failed one, then runs `check`; the
+ * watcher is closed and must leave no LISTEN connection, also on failure.
+ */
+async function afterFailedReconnection(name: string, reading: ProjectionWatcher, failing: ReturnType<typeof poolFailingOnce>, check: () => Promise<void>) {
+  const url = new URL(db.url);
+  url.searchParams.set('application_name', name);
   try {
     // A poll far slower than the test: only a reconnection reads the checkpoints.
-    await reading.follow(url.toString(), pool, READ_SCHEMA, projections.map((p) => p.name), 3_600_000);
+    await reading.follow(url.toString(), failing.pool, READ_SCHEMA, projections.map((p) => p.name), 3_600_000);
     const [first] = await until('the watcher to LISTEN', async () => ((await listeners(name)).length === 1 ? await listeners(name) : undefined), 10_000);
-    failNext = true;
-    readAfterFailure = false;
+    failing.arm();
     await db.pool.query('SELECT pg_terminate_backend($1)', [first]);
-    // Reconnects after 1 s, its read fails; reconnects again 2 s later, and reads.
-    await until('a checkpoint read after the failed one', () => (!failNext && readAfterFailure) || undefined, 20_000);
-    assert.equal((await listeners(name)).length, 1, 'LISTEN connections once the watcher has reconnected');
+    await until('a checkpoint read after the failed one', failing.readAfterFailure, 20_000);
+    await check();
   } finally {
     await reading.close();
   }
   await until('no LISTEN connection left after close()', async () => ((await listeners(name)).length === 0 ? true : undefined), 5_000);
+}
+
+test('a checkpoint read that fails after a reconnection leaves one LISTEN connection, and close() ends it', async () => {
+  const name = 'watcher-test-read-fails';
+  // The read fails as a busy pool or a server just back would fail it.
+  const failing = poolFailingOnce(async () => {
+    throw new Error('timeout exceeded when trying to connect');
+  });
+  // Reconnects after 1 s, its read fails; reconnects again 2 s later, and reads.
+  await afterFailedReconnection(name, new ProjectionWatcher(), failing, async () => {
+    assert.equal((await listeners(name)).length, 1, 'LISTEN connections once the watcher has reconnected');
+  });
 });
 
 test('a reconnection whose LISTEN connection is cut and whose checkpoint read fails, both at once, is retried once', async () => {
   const name = 'watcher-test-both-fail';
-  const url = new URL(db.url);
-  url.searchParams.set('application_name', name);
   const reading = new ProjectionWatcher();
   const listenerOf = () => (reading as unknown as { listener: unknown }).listener;
-  // Once armed, the next checkpoint read cuts the LISTEN connection just opened, waits for the
-  // watcher to notice, and fails (a database going down again right after a reconnection).
-  let failNext = false;
-  let readAfterFailure = false;
-  const pool = {
-    query: async (...args: unknown[]) => {
-      if (failNext) {
-        failNext = false;
-        await db.pool.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1`, [name]);
-        await until('the watcher to notice its LISTEN connection cut', () => (listenerOf() === null ? true : undefined), 10_000, 10);
-        throw new Error('the database went away');
-      }
-      const result = await (db.pool.query as (...a: unknown[]) => Promise<unknown>)(...args);
-      readAfterFailure = true;
-      return result;
-    },
-  } as unknown as pg.Pool;
-  try {
-    await reading.follow(url.toString(), pool, READ_SCHEMA, projections.map((p) => p.name), 3_600_000);
-    const [first] = await until('the watcher to LISTEN', async () => ((await listeners(name)).length === 1 ? await listeners(name) : undefined), 10_000);
-    failNext = true;
-    readAfterFailure = false;
-    await db.pool.query('SELECT pg_terminate_backend($1)', [first]);
-    await until('a checkpoint read after the failed one', () => (!failNext && readAfterFailure) || undefined, 20_000);
+  // The read cuts the LISTEN connection just opened, waits for the watcher to notice, and fails
+  // (a database going down again right after a reconnection).
+  const failing = poolFailingOnce(async () => {
+    await db.pool.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1`, [name]);
+    await until('the watcher to notice its LISTEN connection cut', () => (listenerOf() === null ? true : undefined), 10_000, 10);
+    throw new Error('the database went away');
+  });
+  await afterFailedReconnection(name, reading, failing, async () => {
     // The one reconnection happened; a second one scheduled for the same loss would come
     // within 2 s (the backoff after one failure) and open another connection.
     await quietPeriod(2_500);
     assert.equal((await listeners(name)).length, 1, 'LISTEN connections once the watcher has reconnected');
-  } finally {
-    await reading.close();
-  }
-  await until('no LISTEN connection left after close()', async () => ((await listeners(name)).length === 0 ? true : undefined), 5_000);
+  });
 });

@@ -10,9 +10,8 @@ import { once } from 'node:events';
 import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
-import pg from 'pg';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '../../src/db/embedded.ts';
-import { isAlive, livePostmaster, root, serviceProcess } from '../support/process.ts';
+import { connectedTo, isAlive, livePostmaster, root, serviceProcess } from '../support/process.ts';
 import { until, within } from '../support/wait.ts';
 
 interface Info {
@@ -25,19 +24,6 @@ function readInfo(dataDir: string): Info | undefined {
     return JSON.parse(fs.readFileSync(path.join(dataDir, 'postgres.json'), 'utf8')) as Info;
   } catch {
     return undefined;
-  }
-}
-
-/** true once a client named `applicationName` is connected to the folder's server (asked as its superuser). */
-async function connected(dataDir: string, applicationName: string): Promise<true | undefined> {
-  const { adminUrl } = JSON.parse(fs.readFileSync(path.join(dataDir, 'postgres.json'), 'utf8')) as { adminUrl: string };
-  const client = new pg.Client({ connectionString: adminUrl });
-  await client.connect();
-  try {
-    const found = await client.query('select 1 from pg_stat_activity where application_name = $1', [applicationName]);
-    return found.rowCount ? true : undefined;
-  } finally {
-    await client.end();
   }
 }
 
@@ -83,7 +69,7 @@ test('the admin CLI that started the server before the service hands it over on 
   const starting = service.start();
   starting.catch(() => undefined); // awaited below; a failed wait must not leave it unhandled
   try {
-    await until('the service to connect to the server', () => connected(service.dataDir, 'vidtrack-all'), 120_000, 100);
+    await until('the service to connect to the server', () => connectedTo(service.dataDir, 'vidtrack-all'), 120_000, 100);
   } finally {
     process.kill(cli.pid!, 'SIGCONT');
   }

@@ -13,6 +13,7 @@ import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import pg from 'pg';
 import { SERVICE_FILE, type ServiceFile } from '../../src/service-file.ts';
 import { until, WaitTimeout, within } from './wait.ts';
 
@@ -295,11 +296,24 @@ export function livePostmaster(dataDir: string): number | null {
 }
 
 /** The process postgres.json holds responsible for stopping the server (src/db/embedded.ts). */
-function embeddedOwner(dataDir: string): number | undefined {
+export function embeddedOwner(dataDir: string): number | undefined {
   try {
     return (JSON.parse(fs.readFileSync(path.join(dataDir, 'postgres.json'), 'utf8')) as { ownerPid?: number }).ownerPid;
   } catch {
     return undefined;
+  }
+}
+
+/** true once a client named `applicationName` is connected to the folder's server (asked as its superuser). */
+export async function connectedTo(dataDir: string, applicationName: string): Promise<true | undefined> {
+  const { adminUrl } = JSON.parse(fs.readFileSync(path.join(dataDir, 'postgres.json'), 'utf8')) as { adminUrl: string };
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    const found = await client.query('select 1 from pg_stat_activity where application_name = $1', [applicationName]);
+    return found.rowCount ? true : undefined;
+  } finally {
+    await client.end();
   }
 }
 
