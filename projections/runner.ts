@@ -164,6 +164,12 @@ export class ProjectionRunner {
   private retry: NodeJS.Timeout | null = null;
   /** The start or restart under way: stop() waits for it, so that none goes on after stop() returned. */
   private starting: Promise<void> = Promise.resolve();
+  /**
+   * Which run() is the current one: failed() and stop() move it on, so a run() waiting meanwhile
+   * (on a build beside that takes minutes) finds out when its wait ends and goes no further:
+   * its connection is gone, and `client` may already be the next run's.
+   */
+  private generation = 0;
 
   constructor(
     private readonly store: EventStore,
@@ -179,30 +185,48 @@ export class ProjectionRunner {
    */
   async start(onError: (error: unknown) => void): Promise<void> {
     this.stopped = false;
-    this.starting = this.run(onError).catch((error: unknown) => this.failed(error, onError));
+    this.launch(onError);
     await this.starting;
   }
 
-  private async run(onError: (error: unknown) => void): Promise<void> {
+  private launch(onError: (error: unknown) => void): void {
+    const generation = ++this.generation;
+    // A run replaced meanwhile (mostly failing on the connection failed() let go, already reported)
+    // must not fail the run that replaced it.
+    this.starting = this.run(generation, onError).catch((error: unknown) => (generation === this.generation ? this.failed(error, onError) : undefined));
+  }
+
+  private async run(generation: number, onError: (error: unknown) => void): Promise<void> {
     const { schema } = this.options;
-    this.client = await this.pool.connect();
-    if (this.stopped) return this.release();
+    // Checked after each wait: failed() or stop() came meanwhile. failed() has let go of this run's
+    // connections already and stop() does once this run has returned, so the run only goes no further.
+    const replaced = () => generation !== this.generation;
+    const client = await this.pool.connect();
+    if (replaced()) return client.release();
+    this.client = client;
     this.onClientError = (error: Error) => this.failed(error, onError);
-    this.client.on('error', this.onClientError);
+    client.on('error', this.onClientError);
     // An older version never takes the lock from a newer one that is waiting for it.
-    if (await this.newerInDatabase()) return this.standBy(onError);
-    const { rows } = await this.client.query<{ locked: boolean }>(`SELECT pg_try_advisory_lock(hashtext($1)) AS locked`, [`vidtrack.projector.${schema}`]);
+    const newer = await this.newerInDatabase(client);
+    if (replaced()) return;
+    if (newer) return this.standBy(onError);
+    const { rows } = await client.query<{ locked: boolean }>(`SELECT pg_try_advisory_lock(hashtext($1)) AS locked`, [`vidtrack.projector.${schema}`]);
+    if (replaced()) return;
     if (!rows[0]!.locked) {
       this.standbyReason = 'another process projects these read models';
       return this.standBy(onError);
     }
-    if (!(await this.prepareTables())) {
-      await this.client.query(`SELECT pg_advisory_unlock(hashtext($1))`, [`vidtrack.projector.${schema}`]);
+    const prepared = await this.prepareTables(client, replaced);
+    if (replaced()) return;
+    if (!prepared) {
+      await client.query(`SELECT pg_advisory_unlock(hashtext($1))`, [`vidtrack.projector.${schema}`]);
+      if (replaced()) return;
       return this.standBy(onError);
     }
     if (this.options.connectionPerProjection) {
       for (let i = 1; i < this.projections.length; i++) {
         const lane = await this.pool.connect();
+        if (replaced()) return lane.release();
         lane.on('error', this.onClientError);
         this.laneClients.push(lane);
       }
@@ -210,8 +234,10 @@ export class ProjectionRunner {
     this.active = true;
     this.standbyReason = null;
     const names = this.projections.map((p) => p.name);
-    const checkpoints = await readCheckpoints(this.client, schema, names);
+    const checkpoints = await readCheckpoints(client, schema, names);
+    if (replaced()) return;
     if (this.options.replay?.upTo) await this.replay(this.options.replay.upTo, checkpoints);
+    if (replaced()) return;
     // Resume from the least advanced projection; the others skip what they already have.
     const known = [...checkpoints.values()];
     const start = known.some((c) => c === null) ? null : known.reduce((a, b) => (comparePositions(a!, b!) <= 0 ? a : b))!;
@@ -258,17 +284,17 @@ export class ProjectionRunner {
     if (built.length === this.projections.length) this.options.onPage?.(events ?? (await log.countUpTo(this.pool, upTo)), upTo);
   }
 
-  private async newerInDatabase(): Promise<boolean> {
+  private async newerInDatabase(client: PoolClient): Promise<boolean> {
     const { schema } = this.options;
     // Migrations make the live schema's bookkeeping; a build schema's is made here, once.
-    const { rows } = await this.client!.query<{ found: boolean }>(`SELECT to_regclass($1) IS NOT NULL AS found`, [`${ident(schema)}.parked_events`]);
+    const { rows } = await client.query<{ found: boolean }>(`SELECT to_regclass($1) IS NOT NULL AS found`, [`${ident(schema)}.parked_events`]);
     if (!rows[0]!.found) {
-      await this.client!.query(bookkeepingDdl(schema)).catch((error: { code?: string }) => {
+      await client.query(bookkeepingDdl(schema)).catch((error: { code?: string }) => {
         // Two runners making a fresh build schema at once: the loser finds it made.
         if (error.code !== '23505' && error.code !== '42P07') throw error;
       });
     }
-    const { newer } = await planVersions(this.client!, schema, this.projections);
+    const { newer } = await planVersions(client, schema, this.projections);
     if (newer.length === 0) return false;
     this.standbyReason = `the database holds newer read models than this code (${describeNewer(newer)}): leaving them to the newer projector`;
     return true;
@@ -277,10 +303,11 @@ export class ProjectionRunner {
   /**
    * With the lock held: creates the tables of a fresh schema and moves older versions to this
    * code's (built beside, swapped in). False when the database turned out newer meanwhile.
+   * `replaced`: this run no longer holds the lock, so it must not swap (the next run resumes the build).
    */
-  private async prepareTables(): Promise<boolean> {
+  private async prepareTables(client: PoolClient, replaced: () => boolean): Promise<boolean> {
     const { schema } = this.options;
-    const plan = await planVersions(this.client!, schema, this.projections);
+    const plan = await planVersions(client, schema, this.projections);
     if (plan.newer.length > 0) {
       this.standbyReason = `the database holds newer read models than this code (${describeNewer(plan.newer)}): leaving them to the newer projector`;
       return false;
@@ -293,6 +320,7 @@ export class ProjectionRunner {
       // The live tables keep serving the older version meanwhile; the swap replaces them whole.
       const build = `${schema}_upgrade`;
       await buildBeside(this.store, this.pool, plan.upgrade, build, { onParked: this.options.onParked });
+      if (replaced()) return true;
       await swapIn(this.pool, build, schema, plan.upgrade);
     }
     return true;
@@ -306,6 +334,7 @@ export class ProjectionRunner {
 
   private failed(error: unknown, onError: (error: unknown) => void): void {
     if (this.stopped) return;
+    this.generation++;
     onError(error);
     this.subscription?.unsubscribe();
     this.subscription = null;
@@ -317,7 +346,7 @@ export class ProjectionRunner {
     if (this.stopped || this.retry) return;
     this.retry = setTimeout(() => {
       this.retry = null;
-      this.starting = this.run(onError).catch((error: unknown) => this.failed(error, onError));
+      this.launch(onError);
     }, RETRY_MS);
   }
 
@@ -458,6 +487,7 @@ export class ProjectionRunner {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    this.generation++;
     if (this.retry) clearTimeout(this.retry);
     await this.starting;
     this.subscription?.unsubscribe();
