@@ -12,6 +12,7 @@ import { inviteUrl, sendInvitation } from '../src/dashboard/invitations.ts';
 import { organizationName } from '../src/dashboard/reads.ts';
 import { readRunningService } from '../src/service-file.ts';
 import { connect } from '../src/cli/connect.ts';
+import { errorLine } from '../src/cli/error-line.ts';
 import { readServiceClock } from '../src/db/service-clock.ts';
 import { streamIdOfAccount } from '../src/domain/account.ts';
 import { DomainError } from '../src/domain/errors.ts';
@@ -245,7 +246,7 @@ main().catch((error) => {
     process.stderr.write(`error: ${error.message}\n`);
     process.exitCode = 1;
   } else {
-    process.stderr.write(`error: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.stderr.write(`${errorLine(error)}\n`);
     process.exitCode = 1;
   }
 });

@@ -7,6 +7,7 @@
 import { parseArgs } from 'node:util';
 import { applyToLedger, emptyLedger, eventTime, orgOf, unchargedUsage, type Ledger } from '../src/audit/ledger.ts';
 import { connect } from '../src/cli/connect.ts';
+import { errorLine } from '../src/cli/error-line.ts';
 import type { DomainEvent } from '../src/domain/events.ts';
 import { toUsd } from '../src/domain/money.ts';
 import { createEventStore } from '../src/eventstore/create.ts';
@@ -62,10 +63,8 @@ interface UsageRow {
   prepare_position: string | null;
 }
 
-/** A failure that is no usage error: one line, not a stack, exit 1. */
-const describe = (error: unknown) => `error: ${error instanceof Error ? error.message : String(error)}`;
 const db = await connect('vidtrack-audit').catch((error: unknown) => {
-  console.error(describe(error));
+  console.error(errorLine(error));
   process.exit(1);
 });
 // The log through its port, whichever store EVENT_STORE names.
@@ -194,7 +193,7 @@ try {
     }
   }
 } catch (error) {
-  console.error(describe(error));
+  console.error(errorLine(error));
   failed = true;
 } finally {
   await store.close();

@@ -6,6 +6,7 @@
 import cliProgress from 'cli-progress';
 import { parseArgs } from 'node:util';
 import { connect } from '../src/cli/connect.ts';
+import { errorLine } from '../src/cli/error-line.ts';
 import { createEventStore } from '../src/eventstore/create.ts';
 import { READ_SCHEMA, projectionByName, projections } from '../projections/index.ts';
 import { rebuildReadModels } from '../projections/rebuild.ts';
@@ -20,7 +21,7 @@ function usageError(message: string): never {
 
 /** Anything else: one line, not a stack, exit 1. */
 function fail(error: unknown): never {
-  console.error(`error: ${error instanceof Error ? error.message : String(error)}`);
+  console.error(errorLine(error));
   process.exit(1);
 }
 
@@ -93,7 +94,7 @@ try {
   console.log(`rebuilt ${names}: ${result.events} events in ${result.seconds.toFixed(1)} s (${rate(result.events)} events/s), swapped in`);
 } catch (error) {
   // A refusal (BuildLocked, VersionMismatch) or a failure: one line either way.
-  console.error(`error: ${error instanceof Error ? error.message : String(error)}`);
+  console.error(errorLine(error));
   process.exitCode = 1;
 } finally {
   await store.close();
