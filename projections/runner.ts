@@ -489,6 +489,8 @@ export class ProjectionRunner {
     this.stopped = true;
     this.generation++;
     if (this.retry) clearTimeout(this.retry);
+    // Cleared, not only stopped: a start after this stop must be able to schedule its restarts.
+    this.retry = null;
     await this.starting;
     this.subscription?.unsubscribe();
     this.subscription = null;

@@ -130,7 +130,7 @@ export function refuseExpectation(_request: IncomingMessage, response: ServerRes
 }
 
 export function registerErrorHandling(app: FastifyInstance): void {
-  app.setErrorHandler((error: FastifyError & { body?: Record<string, unknown> }, request, reply) => {
+  app.setErrorHandler((error: FastifyError, request, reply) => {
     if (error instanceof HttpError) return reply.code(error.statusCode).send(error.body);
     if (error.validation) {
       return reply.code(400).send({ error: 'Invalid request', details: validationDetails(error.validation as AjvError[], error.validationContext) });
@@ -138,7 +138,6 @@ export function registerErrorHandling(app: FastifyInstance): void {
     if (error.code && BODY_ERRORS[error.code]) {
       return reply.code(400).send({ error: 'Invalid request', details: [{ field: 'body', message: BODY_ERRORS[error.code]! }] });
     }
-    if (error.statusCode === 429 && error.body) return reply.code(429).send(error.body);
     // Any other client error Fastify raises (a malformed header, say) still leaves as the spec's 400.
     if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
       return reply.code(400).send({ error: 'Invalid request', details: [{ field: 'request', message: error.message }] });

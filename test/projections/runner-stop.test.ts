@@ -1,6 +1,8 @@
 // A runner stopped while it starts again after a failure (its connection cut, its pool busy)
 // holds no connection, lock or subscription once stop() has returned: a restart under way
 // used to go on after stop(), and its connection kept the pool from ending.
+// A runner started again after stop() restarts after a failure as before: the restart stop()
+// cancelled used to stay on record and keep every later one from being scheduled.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { createPool } from '../../src/db/pool.ts';
@@ -43,6 +45,35 @@ test('a runner stopped while its restart waits for a connection holds nothing on
     assert.ok(errors.length >= 1, 'the cut connection was reported');
   } finally {
     for (const client of held) client.release();
+    await runner.stop();
+    await pool.end();
+  }
+});
+
+test('a runner stopped while a restart is due, then started again, still restarts after a failure', async () => {
+  const pool = createPool(service.db.url, { max: 2, applicationName: 'runner-restart-test' });
+  const errors: unknown[] = [];
+  const runner = new ProjectionRunner(service.store, pool, projections, { schema: 'rm_restart_test', onParked: () => undefined });
+  const cutRunnersConnections = async () => {
+    const reported = errors.length;
+    const { rows } = await service.db.pool.query(
+      `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'runner-restart-test'`,
+    );
+    assert.ok(rows.length > 0, 'the runner holds connections');
+    await until('the cut to be reported', () => (errors.length > reported ? true : undefined), 5_000, 5);
+  };
+  try {
+    await runner.start((error) => errors.push(error));
+    await cutRunnersConnections();
+    // Its restart is due in a second; stop() comes first and cancels it.
+    await runner.stop();
+    // Started again, it may first find its lock still held by a connection just cut, and wait as a standby.
+    await runner.start((error) => errors.push(error));
+    await until('the runner to project again', () => (runner.active ? true : undefined), 10_000, 20);
+    await cutRunnersConnections();
+    assert.equal(runner.active, false, 'the failed runner let its connections go');
+    await until('the runner to restart after the second failure', () => (runner.active ? true : undefined), 10_000, 20);
+  } finally {
     await runner.stop();
     await pool.end();
   }
