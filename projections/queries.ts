@@ -2,6 +2,7 @@
 import type { Pool } from 'pg';
 import type { Micros } from '../src/domain/money.ts';
 import type { KeyMode, Plan, Platform, VideoStatus } from '../src/domain/platform.ts';
+import type { Position } from '../src/eventstore/port.ts';
 import { READ_SCHEMA } from './index.ts';
 
 const rm = READ_SCHEMA;
@@ -239,21 +240,40 @@ export interface MetricAlertRow {
 
 const ALERT_COLUMNS = `alert_id, org_id, mode, video_id, metric, condition, created_at`;
 
+/** A deleted alert's row (a tombstone, kept for the webhook reactor) is not found. */
 export async function readAlert(pool: Pool, alertId: string): Promise<MetricAlertRow | null> {
-  const { rows } = await pool.query<MetricAlertRow>(`SELECT ${ALERT_COLUMNS} FROM ${rm}.metric_alerts WHERE alert_id = $1`, [alertId]);
+  const { rows } = await pool.query<MetricAlertRow>(`SELECT ${ALERT_COLUMNS} FROM ${rm}.metric_alerts WHERE alert_id = $1 AND deleted_commit IS NULL`, [alertId]);
   return rows[0] ?? null;
 }
 
 export async function listAlerts(pool: Pool, orgId: string, mode: KeyMode): Promise<MetricAlertRow[]> {
   const { rows } = await pool.query<MetricAlertRow>(
-    `SELECT ${ALERT_COLUMNS} FROM ${rm}.metric_alerts WHERE org_id = $1 AND mode = $2 ORDER BY created_at, alert_id`,
+    `SELECT ${ALERT_COLUMNS} FROM ${rm}.metric_alerts WHERE org_id = $1 AND mode = $2 AND deleted_commit IS NULL ORDER BY created_at, alert_id`,
     [orgId, mode],
   );
   return rows;
 }
 
-/** Alerts of these organizations (any mode): those a page of snapshots may fire. */
-export async function alertsOfOrganizations(pool: Pool, orgIds: readonly string[]): Promise<MetricAlertRow[]> {
-  const { rows } = await pool.query<MetricAlertRow>(`SELECT ${ALERT_COLUMNS} FROM ${rm}.metric_alerts WHERE org_id = ANY($1::text[])`, [orgIds]);
-  return rows;
+/** An alert with the log positions of its creation and (null: none yet) its deletion. */
+export interface LoggedAlertRow extends MetricAlertRow {
+  created: Position;
+  deleted: Position | null;
+}
+
+/**
+ * Alerts of these organizations (any mode) that a page of snapshots may fire: those not deleted
+ * before `from`, the page's first snapshot. Which of them existed at each snapshot is for the
+ * caller to decide by their positions.
+ */
+export async function alertsOfOrganizations(pool: Pool, orgIds: readonly string[], from: Position): Promise<LoggedAlertRow[]> {
+  const { rows } = await pool.query<MetricAlertRow & { created_commit: string; created_prepare: string; deleted_commit: string | null; deleted_prepare: string | null }>(
+    `SELECT ${ALERT_COLUMNS}, created_commit::text, created_prepare::text, deleted_commit::text, deleted_prepare::text FROM ${rm}.metric_alerts
+     WHERE org_id = ANY($1::text[]) AND (deleted_commit IS NULL OR (deleted_commit, deleted_prepare) > ($2::numeric, $3::numeric))`,
+    [orgIds, `${from.commit}`, `${from.prepare}`],
+  );
+  return rows.map(({ created_commit, created_prepare, deleted_commit, deleted_prepare, ...alert }) => ({
+    ...alert,
+    created: { commit: BigInt(created_commit), prepare: BigInt(created_prepare) },
+    deleted: deleted_commit === null ? null : { commit: BigInt(deleted_commit), prepare: BigInt(deleted_prepare!) },
+  }));
 }

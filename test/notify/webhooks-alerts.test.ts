@@ -23,6 +23,26 @@ async function emailsOf(alertId: string): Promise<Array<{ to: string; subject: s
   return rows.map((r) => r.message);
 }
 
+/**
+ * Runs `append` with the webhook reactor behind it: a transaction of the test's stays open
+ * meanwhile, and readers of the log see nothing committed after it began until it ends, so the
+ * reactor reads every event of `append` on one page once they are all in the log (as after a
+ * restart, or while it waits for the projector). The requests are answered once their
+ * read-your-writes wait gives up. The transaction ends also on failure.
+ */
+async function withReactorBehind<T>(append: () => Promise<T>): Promise<T> {
+  const horizon = await fixture.service.db.pool.connect();
+  try {
+    await horizon.query('BEGIN; SELECT pg_current_xact_id()');
+    const result = await append();
+    await horizon.query('COMMIT');
+    return result;
+  } finally {
+    await horizon.query('ROLLBACK').catch(() => undefined);
+    horizon.release();
+  }
+}
+
 describe('metric alerts', () => {
   test('create, list, delete; a test key sees only its own', async () => {
     const { org, api } = await subscribed();
@@ -104,5 +124,45 @@ describe('metric alerts', () => {
       return rows.length === 2 ? rows.map((r) => r.file_name) : undefined;
     });
     assert.equal(new Set(files).size, 2, files.join(', '));
+  });
+});
+
+describe('metric alerts fire on the snapshots recorded while they existed, however late the reactor reads them', () => {
+  test('an alert created after a snapshot does not fire on it', async () => {
+    const { api, path } = await subscribed();
+    await webhooksQuiet(fixture.service);
+    const { before, alert } = await withReactorBehind(async () => {
+      const before = await tracked(api);
+      const alert = expectStatus(await api.post('/alerts', { video_id: 'all', metric: 'views', condition: { crosses: '1' } }), 201);
+      return { before, alert };
+    });
+    // A video tracked after the alert fires it: the alert works, and left out only the snapshot before it.
+    const after = await tracked(api);
+    await fixture.receiver.waitFor(path, 1);
+    await webhooksQuiet(fixture.service);
+    assert.deepEqual(fixture.receiver.on(path).map((r) => r.json.data.video_id), [after.id], `the first snapshot of ${before.id} predates the alert`);
+    assert.equal((await emailsOf(alert.id)).length, 1);
+  });
+
+  test('an alert deleted after a snapshot fires on it, and on none after', async () => {
+    const { org, api, path } = await subscribed();
+    const alert = expectStatus(await api.post('/alerts', { video_id: 'all', metric: 'views', condition: { crosses: '1' } }), 201);
+    await webhooksQuiet(fixture.service);
+    const video = await withReactorBehind(async () => {
+      const video = await tracked(api);
+      const removed = await fixture.service.app.inject({ method: 'DELETE', url: `${API}/alerts/${alert.id}`, headers: { 'x-api-key': org.liveKey } });
+      expectStatus(removed, 200);
+      return video;
+    });
+    const [request] = await fixture.receiver.waitFor(path, 1);
+    assert.deepEqual({ alert: request!.json.data.alert_id, video: request!.json.data.video_id }, { alert: alert.id, video: video.id });
+    await tracked(api);
+    await webhooksQuiet(fixture.service);
+    assert.equal(fixture.receiver.on(path).length, 1, 'a deleted alert fires no more');
+    assert.equal((await emailsOf(alert.id)).length, 1);
+    // The deleted alert is neither listed nor found, though its row stays for the reactor.
+    assert.deepEqual(expectStatus(await api.get('/alerts'), 200).alerts, []);
+    const again = await fixture.service.app.inject({ method: 'DELETE', url: `${API}/alerts/${alert.id}`, headers: { 'x-api-key': org.liveKey } });
+    expectError(again, 404, 'Alert not found');
   });
 });

@@ -1,12 +1,13 @@
 // metric.alert from the log: for each new snapshot, the organization's alerts on that video
 // (or on all its videos) are checked against the video's snapshots up to that one, so the
 // answer is the same however far the read models have got; an alert fires when the snapshot
-// meets its condition and the one before did not.
+// meets its condition and the one before did not. Likewise only alerts that existed at the
+// snapshot's place in the log watch it, however far behind the reactor reaches it.
 import { alertFires, type AlertCondition, type AlertMetric, type MetricPoint } from '../../domain/alerts.ts';
 import type { SnapshotRecorded } from '../../domain/video.ts';
-import type { RecordedEvent } from '../../eventstore/port.ts';
+import { comparePositions, type RecordedEvent } from '../../eventstore/port.ts';
 import { presentSnapshot } from '../../api/present.ts';
-import type { MetricAlertRow, SnapshotRow, VideoRow } from '../../../projections/queries.ts';
+import type { LoggedAlertRow, MetricAlertRow, SnapshotRow, VideoRow } from '../../../projections/queries.ts';
 import type { OutboxMessage } from '../outbox.ts';
 import { bodyOf } from './payloads.ts';
 
@@ -19,12 +20,18 @@ export interface AlertFiring {
   previousValue: string | null;
 }
 
-/** The alerts a snapshot event is watched by. */
-export function alertsOn(event: RecordedEvent, alerts: readonly MetricAlertRow[]): MetricAlertRow[] {
+/** The alerts a snapshot event is watched by: created before it in the log, and not deleted before it. */
+export function alertsOn(event: RecordedEvent, alerts: readonly LoggedAlertRow[]): LoggedAlertRow[] {
   if (event.type !== 'SnapshotRecorded') return [];
   const data = event.data as SnapshotRecorded['data'];
   return alerts.filter(
-    (a) => a.org_id === data.orgId && a.mode === data.mode && (a.video_id === 'all' || a.video_id === data.videoId) && data.metrics[a.metric as AlertMetric] !== undefined,
+    (a) =>
+      a.org_id === data.orgId &&
+      a.mode === data.mode &&
+      (a.video_id === 'all' || a.video_id === data.videoId) &&
+      data.metrics[a.metric as AlertMetric] !== undefined &&
+      comparePositions(a.created, event.position) < 0 &&
+      (a.deleted === null || comparePositions(event.position, a.deleted) < 0),
   );
 }
 

@@ -226,7 +226,7 @@ export class WebhookReactor {
       endpoints: endpoints.filter((e) => e.org_id === orgId && e.mode === 'live' && e.events.includes('balance.low')),
     })).filter((w) => w.endpoints.length > 0);
     const snapshots = causes.filter((c) => c.event.type === 'SnapshotRecorded');
-    const alerts = snapshots.length > 0 ? await alertsOfOrganizations(pool, [...new Set(snapshots.map((c) => c.orgId))]) : [];
+    const alerts = snapshots.length > 0 ? await alertsOfOrganizations(pool, [...new Set(snapshots.map((c) => c.orgId))], snapshots[0]!.event.position) : [];
     const watched = alerts.length > 0 ? snapshots.map((c) => ({ cause: c, alerts: alertsOn(c.event, alerts) })).filter((w) => w.alerts.length > 0) : [];
     if (targeted.length === 0 && watching.length === 0 && watched.length === 0) return { deliveries: [], candidates: [], messages: [] };
     // Videos and usage come from the read models, which must hold this page; but a page of
