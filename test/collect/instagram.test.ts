@@ -28,6 +28,7 @@ describe('InstagramCollector', () => {
     fake.delayMs = 0;
     fake.businessUsage = undefined;
     fake.omitShortcode = false;
+    fake.oddPosts.length = 0;
     clock = new ManualClock(START);
   });
 
@@ -85,6 +86,13 @@ describe('InstagramCollector', () => {
     const [odd, brand] = await collector().collect([ref('instagram', 'Odd0', link('odd', 'Odd0')), ref('instagram', 'Code0', link('brand', 'Code0'))]);
     assert.equal(odd!.status, 'not_found');
     assert.equal(brand!.status, 'ok');
+  });
+
+  it('reads past a post that is no object, on every page of the walk', async () => {
+    fake.accounts.set('brand', posts(6));
+    fake.oddPosts.push('not a post', null, 7);
+    const results = await collector({ pageSize: 3 }).collect([ref('instagram', 'Code1', link('brand', 'Code1')), ref('instagram', 'Code4', link('brand', 'Code4'))]);
+    assert.deepEqual(results.map((result) => result.status), ['ok', 'ok']);
   });
 
   it('answers not_found, with no call, for a link that does not name the owner', async () => {

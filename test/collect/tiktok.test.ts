@@ -33,6 +33,7 @@ describe('TikTokCollector', () => {
     fake.requests.length = 0;
     fake.videos.clear();
     fake.behaviour = 'normal';
+    fake.oddVideos.length = 0;
     fake.retryAfter = '120';
     fake.delayMs = 0;
     fake.pageSize = 100;
@@ -77,6 +78,14 @@ describe('TikTokCollector', () => {
     const results = await collector().collect([ref('tiktok', kept), ref('tiktok', gone)]);
     assert.equal(results[0]!.status, 'ok');
     assert.deepEqual(results[1], { status: 'not_found', deleted: false, message: 'TikTok video not found or is private' });
+  });
+
+  it('answers the other videos of a query when a video has no id or is no object: that video alone is skipped', async () => {
+    const [kept, gone] = [tiktokIdAt('2026-06-01T00:00:00Z', 1), tiktokIdAt('2026-06-01T00:00:00Z', 2)];
+    fake.videos.set(kept, video());
+    fake.oddVideos.push({ username: 'no id', view_count: 1 }, { id: -1 }, 'not a video', null);
+    const results = await collector().collect([ref('tiktok', kept), ref('tiktok', gone)]);
+    assert.deepEqual(results.map((result) => result.status), ['ok', 'not_found']);
   });
 
   it('follows has_more pages until every video is found', async () => {

@@ -32,6 +32,9 @@ describe('TwitterCollector', () => {
     fake.tweets.clear();
     fake.protectedIds.clear();
     fake.behaviour = 'normal';
+    fake.oddPosts.length = 0;
+    fake.oddUsers.length = 0;
+    fake.oddErrors.length = 0;
     fake.delayMs = 0;
     fake.remaining = fake.limit;
     fake.resetAt = RESET;
@@ -76,6 +79,17 @@ describe('TwitterCollector', () => {
     assert.equal(results[2]!.status, 'not_found');
     assert.equal(results[2]!.status === 'not_found' && results[2]!.deleted, false);
     assert.equal(fake.requests.length, 1);
+  });
+
+  it('answers the other posts of a call when one entry is odd: a user without username costs only its posts', async () => {
+    fake.tweets.set('1', tweet());
+    fake.tweets.set('2', { ...tweet(), author: { id: '77', name: 'No handle' } });
+    fake.oddPosts.push({ text: 'a post without an id', public_metrics: tweet().publicMetrics }, 'not a post');
+    fake.oddUsers.push('not a user', { username: 'no id' });
+    fake.oddErrors.push(7);
+    const [good, noHandle] = await collector().collect([ref('twitter', '1'), ref('twitter', '2')]);
+    assert.equal(good!.status === 'ok' && good!.metadata.creator, 'XDevelopers');
+    assert.deepEqual(noHandle, { status: 'invalid', message: 'X answered an unexpected video: user username is not a string' });
   });
 
   it('does not send a call with an id that is not numeric', async () => {

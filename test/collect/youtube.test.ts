@@ -23,6 +23,7 @@ describe('YouTubeCollector', () => {
     fake.requests.length = 0;
     fake.videos.clear();
     fake.behaviour = 'normal';
+    fake.oddItems.length = 0;
     fake.delayMs = 0;
     clock = new ManualClock('2026-07-01T12:00:00.000Z');
   });
@@ -71,6 +72,13 @@ describe('YouTubeCollector', () => {
     assert.equal(results[0]!.status, 'ok');
     assert.deepEqual(results[1], { status: 'not_found', deleted: false, message: 'YouTube video not found or is private' });
     assert.equal(fake.requests.length, 1);
+  });
+
+  it('answers the other videos of a call when an item has no id or is no object: that item alone is skipped', async () => {
+    fake.videos.set(idOf(1), { title: 'one', channelTitle: 'c', description: '', statistics: { viewCount: '5' } });
+    fake.oddItems.push({ kind: 'youtube#video', snippet: { title: 'no id' }, statistics: {} }, { id: 42 }, 'not an item', null);
+    const results = await collector().collect([ref('youtube', idOf(1)), ref('youtube', idOf(2))]);
+    assert.deepEqual(results.map((result) => result.status), ['ok', 'not_found']);
   });
 
   it('answers not_found for an id that cannot be YouTube\'s, without a call', async () => {

@@ -109,7 +109,8 @@ export class InstagramCollector implements Collector {
     const discovery = record(record(answer.body, 'the answer').business_discovery, 'business_discovery');
     if (discovery.media === undefined) return { posts: [] }; // an account with no posts
     const mediaPage = record(discovery.media, 'media');
-    const posts = array(mediaPage.data, 'media.data').map((post) => record(post, 'a post'));
+    // A post that is no object has no shortcode to match: it is skipped, not its owner's whole walk.
+    const posts = array(mediaPage.data, 'media.data').filter(isRecord);
     const paging = isRecord(mediaPage.paging) ? mediaPage.paging : {};
     const cursor = isRecord(paging.cursors) ? paging.cursors.after : undefined;
     // `next` is left out on the last page, while the cursors are still there.

@@ -64,9 +64,25 @@ export function optionalString(value: unknown, what: string): string {
  * parseJsonLossless the large ones are already strings). Always returned as a decimal string.
  */
 export function id(value: unknown, what: string): string {
+  const read = idOrUndefined(value);
+  if (read === undefined) throw new Malformed(`${what} is not an id`);
+  return read;
+}
+
+function idOrUndefined(value: unknown): string | undefined {
   if (typeof value === 'string' && value !== '') return value;
   if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) return String(value);
-  throw new Malformed(`${what} is not an id`);
+  return undefined;
+}
+
+/**
+ * One item of an answer's list with its `id`, or undefined when it is no object or has no id.
+ * The caller skips such an item: it cannot be matched to a video, so the video it may have been
+ * answers as one the platform did not return, and the other items of the answer stay good.
+ */
+export function identified(item: unknown): { id: string; fields: Record<string, unknown> } | undefined {
+  const itemId = isRecord(item) ? idOrUndefined(item.id) : undefined;
+  return itemId === undefined ? undefined : { id: itemId, fields: item as Record<string, unknown> };
 }
 
 /**

@@ -7,7 +7,7 @@ import { Backoff } from './backoff.ts';
 import { CALL_DEADLINE_MS, collectInBatches, type GroupAnswer, readOne } from './batch.ts';
 import type { CallDeadline } from './call-deadline.ts';
 import { DEFAULT_FETCH_TIMEOUT_MS, type Failure, type HttpAnswer, isFailure, requestJson, retryAfterHeader, unavailable } from './http.ts';
-import { array, count, definedOnly, id, isRecord, Malformed, optionalString, record, string } from './json.ts';
+import { array, count, definedOnly, identified, isRecord, Malformed, optionalString, record, string } from './json.ts';
 import { groupByCreation, windowFor } from './tiktok-dates.ts';
 import { TikTokClientToken } from './tiktok-token.ts';
 
@@ -81,10 +81,10 @@ export class TikTokCollector implements Collector {
         return answers;
       }
       for (const video of result.videos) {
-        const fields = record(video, 'a video');
-        const videoId = id(fields.id, 'video id');
-        answers.set(videoId, this.readVideo(fields));
-        missing.delete(videoId);
+        const read = identified(video);
+        if (!read) continue;
+        answers.set(read.id, this.readVideo(read.fields));
+        missing.delete(read.id);
       }
       next = result.next;
     }

@@ -7,7 +7,7 @@ import { Backoff } from './backoff.ts';
 import { chunksOf, collectInBatches, type GroupAnswer, readOne } from './batch.ts';
 import type { CallDeadline } from './call-deadline.ts';
 import { DEFAULT_FETCH_TIMEOUT_MS, type HttpAnswer, isFailure, requestJson, unavailable } from './http.ts';
-import { array, count, definedOnly, id, isRecord, Malformed, record, string } from './json.ts';
+import { array, count, definedOnly, id, identified, isRecord, Malformed, record, string } from './json.ts';
 
 export const X_API_URL = 'https://api.x.com';
 const LABEL = 'X';
@@ -80,20 +80,21 @@ export class TwitterCollector implements Collector {
     const root = record(body, 'the answer');
     if (root.data === undefined && root.errors === undefined) throw new Malformed('neither data nor errors');
     const includes = root.includes === undefined ? {} : record(root.includes, 'includes');
-    const usernames = new Map<string, string>();
+    // Users are read with the posts that name them: an odd user entry costs only its own posts.
+    const users = new Map<string, Record<string, unknown>>();
     for (const user of includes.users === undefined ? [] : array(includes.users, 'includes.users')) {
-      const fields = record(user, 'a user');
-      usernames.set(id(fields.id, 'user id'), string(fields.username, 'user username'));
+      const read = identified(user);
+      if (read) users.set(read.id, read.fields);
     }
     const answers = new Map<string, FetchResult>();
     for (const problem of root.errors === undefined ? [] : array(root.errors, 'errors')) {
-      const fields = record(problem, 'an error');
-      const tweetId = typeof fields.resource_id === 'string' ? fields.resource_id : fields.value;
-      if (typeof tweetId === 'string') answers.set(tweetId, notFound(fields));
+      if (!isRecord(problem)) continue;
+      const tweetId = typeof problem.resource_id === 'string' ? problem.resource_id : problem.value;
+      if (typeof tweetId === 'string') answers.set(tweetId, notFound(problem));
     }
     for (const tweet of root.data === undefined ? [] : array(root.data, 'data')) {
-      const fields = record(tweet, 'a tweet');
-      answers.set(id(fields.id, 'tweet id'), this.readTweet(fields, usernames));
+      const read = identified(tweet);
+      if (read) answers.set(read.id, this.readTweet(read.fields, users));
     }
     for (const tweetId of ids) {
       if (!answers.has(tweetId)) answers.set(tweetId, { status: 'not_found', deleted: false, message: 'X did not return this post' });
@@ -101,7 +102,7 @@ export class TwitterCollector implements Collector {
     return answers;
   }
 
-  private readTweet(tweet: Record<string, unknown>, usernames: ReadonlyMap<string, string>): FetchResult {
+  private readTweet(tweet: Record<string, unknown>, users: ReadonlyMap<string, Record<string, unknown>>): FetchResult {
     return readOne(LABEL, () => {
       const publicMetrics = record(tweet.public_metrics, 'public_metrics');
       const replies = count(publicMetrics.reply_count, 'reply_count');
@@ -116,11 +117,12 @@ export class TwitterCollector implements Collector {
         replies,
       };
       const authorId = tweet.author_id === undefined ? undefined : id(tweet.author_id, 'author_id');
+      const author = authorId === undefined ? undefined : users.get(authorId);
       return {
         status: 'ok',
         metrics: definedOnly(metrics),
         // Posts have no title: the text is the description, the author's handle the creator.
-        metadata: { title: '', creator: (authorId && usernames.get(authorId)) ?? '', description: string(tweet.text, 'text') },
+        metadata: { title: '', creator: author ? string(author.username, 'user username') : '', description: string(tweet.text, 'text') },
         provider: this.name,
       };
     });

@@ -6,7 +6,7 @@ import { Backoff } from './backoff.ts';
 import { chunksOf, collectInBatches, type GroupAnswer, readOne } from './batch.ts';
 import type { CallDeadline } from './call-deadline.ts';
 import { DEFAULT_FETCH_TIMEOUT_MS, type HttpAnswer, isFailure, requestJson, unavailable } from './http.ts';
-import { array, count, definedOnly, isRecord, optionalString, record, string } from './json.ts';
+import { array, count, definedOnly, identified, isRecord, optionalString, record, string } from './json.ts';
 import { YOUTUBE_DAILY_QUOTA_UNITS, YouTubeQuota } from './youtube-quota.ts';
 
 export const YOUTUBE_API_URL = 'https://www.googleapis.com/youtube/v3';
@@ -72,8 +72,8 @@ export class YouTubeCollector implements Collector {
     const items = array(record(body, 'the answer').items, 'items');
     const answers = new Map<string, FetchResult>();
     for (const item of items) {
-      const fields = record(item, 'an item');
-      answers.set(string(fields.id, 'an item id'), this.readItem(fields));
+      const read = identified(item);
+      if (read) answers.set(read.id, this.readItem(read.fields));
     }
     for (const id of ids) {
       if (!answers.has(id)) answers.set(id, { status: 'not_found', deleted: false, message: 'YouTube video not found or is private' });

@@ -21,6 +21,8 @@ export class InstagramFake extends PlatformFake {
   /** Professional accounts by username; posts newest first. */
   readonly accounts = new Map<string, FakeInstagramPost[]>();
   behaviour: InstagramBehaviour = 'normal';
+  /** Sent as is after the posts of each page: posts in shapes Meta does not document. */
+  readonly oddPosts: unknown[] = [];
   readonly accessToken = 'test-instagram-token';
   readonly userId = '17841400000000001';
   /** Sent as X-Business-Use-Case-Usage when set. */
@@ -79,6 +81,6 @@ export class InstagramFake extends PlatformFake {
     const cursor = (at: number) => Buffer.from(String(at)).toString('base64url');
     const more = offset + pageSize < posts.length;
     const paging = { cursors: { before: cursor(offset), after: cursor(offset + page.length) }, ...(more && { next: `${this.baseUrl}/next-page` }) };
-    sendJson(response, 200, { business_discovery: { username, media: { data, paging }, id: `ig-${username}` }, id: this.userId }, headers);
+    sendJson(response, 200, { business_discovery: { username, media: { data: [...data, ...this.oddPosts], paging }, id: `ig-${username}` }, id: this.userId }, headers);
   }
 }

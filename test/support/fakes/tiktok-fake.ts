@@ -24,6 +24,8 @@ export function tiktokIdAt(at: Date | string, serial: number): string {
 export class TikTokFake extends PlatformFake {
   readonly videos = new Map<string, FakeTikTokVideo>();
   behaviour: TikTokBehaviour = 'normal';
+  /** Sent as is after the videos of each page: videos in shapes TikTok does not document. */
+  readonly oddVideos: unknown[] = [];
   /** The Retry-After of a 'rate-limited' answer. */
   retryAfter = '120';
   readonly clientKey = 'test-client-key';
@@ -119,7 +121,7 @@ export class TikTokFake extends PlatformFake {
       };
     });
     const hasMore = cursor + this.pageSize < found.length;
-    const answer = { data: { videos, cursor: cursor + page.length, has_more: hasMore, search_id: 'search-1' }, error: { code: 'ok', message: '', log_id: 'log-ok' } };
+    const answer = { data: { videos: [...videos, ...this.oddVideos], cursor: cursor + page.length, has_more: hasMore, search_id: 'search-1' }, error: { code: 'ok', message: '', log_id: 'log-ok' } };
     sendJson(response, 200, stringifyWithBareNumbers(answer));
   }
 }

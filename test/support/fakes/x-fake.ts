@@ -5,7 +5,8 @@ import { PlatformFake, type RecordedRequest, sendJson } from './http-fake.ts';
 
 export interface FakeTweet {
   readonly text: string;
-  readonly author: { readonly id: string; readonly username: string; readonly name: string };
+  /** `username` left out: a user entry in a shape X does not document. */
+  readonly author: { readonly id: string; readonly username?: string; readonly name: string };
   readonly publicMetrics: {
     retweet_count: number;
     reply_count: number;
@@ -23,6 +24,12 @@ export class XFake extends PlatformFake {
   /** Ids of protected posts: an Authorization Error in `errors`. */
   readonly protectedIds = new Set<string>();
   behaviour: XBehaviour = 'normal';
+  /** Sent as is after the posts found: entries in shapes X does not document. */
+  readonly oddPosts: unknown[] = [];
+  /** Sent as is after the users of the posts found, in `includes.users`. */
+  readonly oddUsers: unknown[] = [];
+  /** Sent as is after the per-post errors. */
+  readonly oddErrors: unknown[] = [];
   readonly bearerToken = 'test-x-bearer';
   /** The rate-limit window: configurable, since limits differ by tier. */
   limit = 300;
@@ -85,9 +92,12 @@ export class XFake extends PlatformFake {
       }
     }
     // Like X: `data` and `includes` only when something was found, `errors` only when something failed.
+    data.push(...this.oddPosts);
+    const userList = [...users.values(), ...this.oddUsers];
+    errors.push(...this.oddErrors);
     const body: Record<string, unknown> = {};
     if (data.length > 0) body.data = data;
-    if (users.size > 0) body.includes = { users: [...users.values()] };
+    if (userList.length > 0) body.includes = { users: userList };
     if (errors.length > 0) body.errors = errors;
     sendJson(response, 200, body, window());
   }

@@ -17,6 +17,8 @@ export type YouTubeBehaviour = 'normal' | 'quota-exceeded' | 'server-error' | 'm
 export class YouTubeFake extends PlatformFake {
   readonly videos = new Map<string, FakeYouTubeVideo>();
   behaviour: YouTubeBehaviour = 'normal';
+  /** Sent as is after the items found: items in shapes YouTube does not document. */
+  readonly oddItems: unknown[] = [];
   readonly apiKey = 'test-youtube-key';
 
   static start(): Promise<YouTubeFake> {
@@ -62,7 +64,7 @@ export class YouTubeFake extends PlatformFake {
         statistics,
       }];
     });
-    sendJson(response, 200, { kind: 'youtube#videoListResponse', etag: 'etag', items, pageInfo: { totalResults: items.length, resultsPerPage: items.length } });
+    sendJson(response, 200, { kind: 'youtube#videoListResponse', etag: 'etag', items: [...items, ...this.oddItems], pageInfo: { totalResults: items.length, resultsPerPage: items.length } });
   }
 }
 
