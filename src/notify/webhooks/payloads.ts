@@ -2,6 +2,7 @@
 // "data"}`, with videos and snapshots exactly as GET /videos/{id} shows them (src/api/present.ts).
 import { SNAPSHOT_PRICE, toUsd } from '../../domain/money.ts';
 import type { KeyMode, VideoStatus } from '../../domain/platform.ts';
+import { cleanText } from '../../domain/storable.ts';
 import type { SnapshotRecorded } from '../../domain/video.ts';
 import type { WebhookEventType } from '../../domain/webhooks.ts';
 import type { RecordedEvent } from '../../eventstore/port.ts';
@@ -121,7 +122,8 @@ export function bodyOf(type: WebhookEventType, timestamp: string, data: Record<s
 }
 
 function shortened(value: unknown, max: number): unknown {
-  if (typeof value === 'string') return value.length > max ? `${value.slice(0, max)}…` : value;
+  // Cut as stored text is cut (cleanText): half an emoji, a lone surrogate, is refused by jsonb and strict JSON parsers.
+  if (typeof value === 'string') return value.length > max ? `${cleanText(value, max)}…` : value;
   if (Array.isArray(value)) return value.map((v) => shortened(v, max));
   if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, shortened(v, max)]));
   return value;
