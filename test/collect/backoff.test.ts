@@ -23,6 +23,14 @@ describe('Backoff', () => {
     assert.equal(backoff.blocked(), undefined);
   });
 
+  it('blocks a day for a time in milliseconds past what a Date can hold, Infinity included', () => {
+    for (const until of [1e17, Number.POSITIVE_INFINITY]) {
+      const backoff = new Backoff(new ManualClock(start));
+      backoff.block(until, 'far');
+      assert.deepEqual(backoff.blocked()?.retryAfter, new Date(start.getTime() + MAX_BLOCK_MS), `until ${until}`);
+    }
+  });
+
   it('takes a time that is no date for no block, and keeps the one it has', () => {
     const backoff = new Backoff(new ManualClock(start));
     assert.deepEqual(backoff.block(new Date(Number.NaN), 'unreadable'), { status: 'unavailable', message: 'unreadable', ownLimit: true });

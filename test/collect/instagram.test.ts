@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { ManualClock } from '../../src/clock.ts';
+import { MAX_BLOCK_MS } from '../../src/collect/collectors/backoff.ts';
 import { instagramUsername } from '../../src/collect/collectors/instagram-links.ts';
 import { InstagramCollector } from '../../src/collect/collectors/instagram.ts';
 import { type FakeInstagramPost, InstagramFake } from '../support/fakes/instagram-fake.ts';
@@ -129,6 +130,20 @@ describe('InstagramCollector', () => {
     assert.equal(fake.requests.length, 1);
     clock.advance(60_000);
     assert.equal((await instagram.collect([ref('instagram', 'Code0', link('brand', 'Code0'))]))[0]!.status, 'ok');
+  });
+
+  it('stops for a day at most when Meta\'s estimate is past what a Date can hold', async () => {
+    fake.accounts.set('brand', posts(1));
+    const wanted = [ref('instagram', 'Code0', link('brand', 'Code0'))];
+    for (const minutes of [1e12, 1e308]) {
+      fake.businessUsage = { '1234': [{ type: 'instagram', call_count: 100, total_cputime: 5, total_time: 5, estimated_time_to_regain_access: minutes }] };
+      fake.requests.length = 0;
+      const instagram = collector();
+      assert.equal((await instagram.collect(wanted))[0]!.status, 'ok');
+      const [held] = await instagram.collect(wanted);
+      assert.deepEqual(held!.status === 'unavailable' && held!.retryAfter, new Date(clock.now().getTime() + MAX_BLOCK_MS), `${minutes} minutes`);
+      assert.equal(fake.requests.length, 1, `${minutes} minutes: no call while at 100 %`);
+    }
   });
 
   it('stops before the refusals when the usage headers reach 100 %', async () => {

@@ -143,6 +143,19 @@ describe('TwitterCollector', () => {
     }
   });
 
+  it('holds X for a day when its reset is past what a Date can hold', async () => {
+    fake.tweets.set('1', tweet());
+    fake.remaining = 0;
+    fake.resetAt = 99_999_999_999_999;
+    const x = collector();
+    const [held] = await x.collect([ref('twitter', '1')]);
+    assert.deepEqual(held!.status === 'unavailable' && held!.retryAfter, new Date(clock.now().getTime() + MAX_BLOCK_MS));
+    fake.remaining = fake.limit;
+    clock.advance(MAX_BLOCK_MS - 1);
+    assert.equal((await x.collect([ref('twitter', '1')]))[0]!.status, 'unavailable');
+    assert.equal(fake.requests.length, 1, 'no call before the day is over');
+  });
+
   it('answers unavailable naming X_BEARER_TOKEN on 401', async () => {
     const [result] = await collector({ bearerToken: 'wrong' }).collect([ref('twitter', '1')]);
     assert.deepEqual(result, { status: 'unavailable', message: 'X refused the bearer token (X_BEARER_TOKEN): Unauthorized' });

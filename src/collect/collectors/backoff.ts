@@ -23,9 +23,11 @@ export class Backoff {
    * and return the answer for the call that was just refused. A `until` already past (a
    * `Retry-After: 0`, a reset time behind this clock) blocks nothing: the answer is then a plain
    * unavailable, retried on the usual schedule, as is a `until` that is no date at all.
+   * `until` may be given in epoch milliseconds: a time past what a Date can hold (even Infinity)
+   * is then still a time, held to MAX_BLOCK_MS, where `new Date` of it would be no date.
    */
-  block(until: Date, reason: string): Unavailable {
-    const at = Math.min(until.getTime(), this.clock.now().getTime() + MAX_BLOCK_MS);
+  block(until: Date | number, reason: string): Unavailable {
+    const at = Math.min(typeof until === 'number' ? until : until.getTime(), this.clock.now().getTime() + MAX_BLOCK_MS);
     if (Number.isFinite(at) && !(this.until && this.until.getTime() >= at && this.isBlocked())) {
       this.until = new Date(at);
       this.reason = reason;

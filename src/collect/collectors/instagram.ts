@@ -124,7 +124,7 @@ export class InstagramCollector implements Collector {
 
   private throttle(regainMinutes: number, reason: string): Failure {
     const waitMs = regainMinutes > 0 ? regainMinutes * 60_000 : DEFAULT_THROTTLE_MS;
-    return this.backoff.block(new Date(this.options.clock.now().getTime() + waitMs), reason);
+    return this.backoff.block(this.options.clock.now().getTime() + waitMs, reason);
   }
 
   /** Meta's error codes, not the HTTP status, say what went wrong. */

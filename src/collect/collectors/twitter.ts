@@ -71,8 +71,8 @@ export class TwitterCollector implements Collector {
   private blockFor(answer: HttpAnswer, reason: string): GroupAnswer {
     const reset = answer.headers.get('x-rate-limit-reset');
     const until = reset && /^\d+$/.test(reset)
-      ? new Date(Number(reset) * 1000)
-      : new Date(this.options.clock.now().getTime() + DEFAULT_WINDOW_MS);
+      ? Number(reset) * 1000
+      : this.options.clock.now().getTime() + DEFAULT_WINDOW_MS;
     return this.backoff.block(until, reason);
   }
 
