@@ -4,6 +4,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { ConnectionError, FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { WrongExpectedRevision } from '../eventstore/port.ts';
 import type { Gate } from './auth.ts';
 
 export class HttpError extends Error {
@@ -132,6 +133,9 @@ export function refuseExpectation(_request: IncomingMessage, response: ServerRes
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     if (error instanceof HttpError) return reply.code(error.statusCode).send(error.body);
+    // A command's stream kept changing under it, written by other processes, until its attempts
+    // ran out (commands/handle.ts): nothing was written, and the same request may pass later.
+    if (error instanceof WrongExpectedRevision) return reply.code(409).send({ error: 'Conflicting concurrent change, retry' });
     if (error.validation) {
       return reply.code(400).send({ error: 'Invalid request', details: validationDetails(error.validation as AjvError[], error.validationContext) });
     }

@@ -1,5 +1,7 @@
 // Load a stream, fold it, decide, append with the expected revision; on a conflict,
-// pause a moment, load again and decide again (bounded).
+// pause a moment, load again and decide again (bounded). Commands on one stream run one at
+// a time within a process, so they do not conflict with one another; a writer elsewhere
+// (another process, an append not made through handleCommand) still can.
 import { WrongExpectedRevision, type EventData, type EventStore, type Position } from '../eventstore/port.ts';
 
 export interface Decider<State, Command, Event extends { type: string; data: unknown }> {
@@ -16,8 +18,8 @@ export interface Handled<State, Event> {
 }
 
 /**
- * Enough for a burst of a client's own requests on one stream (ten webhook tests sent at once):
- * each round of a conflict lets one writer through.
+ * Enough for a few writers meeting on one stream (one per process, the commands of a process
+ * being queued): each round of a conflict lets one writer through.
  */
 export const MAX_ATTEMPTS = 10;
 
@@ -41,7 +43,34 @@ export async function loadState<State, Event extends { type: string; data: unkno
   return { state, revision: recorded.length === 0 ? 'no_stream' : recorded[recorded.length - 1]!.revision };
 }
 
-export async function handleCommand<State, Command, Event extends { type: string; data: unknown }>(
+/** The last command queued on each stream in this process (removed once it has ended). */
+const queued = new Map<string, Promise<unknown>>();
+
+/**
+ * Runs `work` after the commands queued before it on `streamId` in this process have ended.
+ * All of an organization's alerts (its endpoints, its account) are one stream: a burst of its
+ * requests would otherwise conflict with one another and run out of attempts.
+ */
+async function oneAtATime<T>(streamId: string, work: () => Promise<T>): Promise<T> {
+  const mine = (queued.get(streamId) ?? Promise.resolve()).catch(() => undefined).then(work);
+  queued.set(streamId, mine);
+  try {
+    return await mine;
+  } finally {
+    if (queued.get(streamId) === mine) queued.delete(streamId);
+  }
+}
+
+export function handleCommand<State, Command, Event extends { type: string; data: unknown }>(
+  store: EventStore,
+  streamId: string,
+  decider: Decider<State, Command, Event>,
+  command: Command,
+): Promise<Handled<State, Event>> {
+  return oneAtATime(streamId, () => decideAndAppend(store, streamId, decider, command));
+}
+
+async function decideAndAppend<State, Command, Event extends { type: string; data: unknown }>(
   store: EventStore,
   streamId: string,
   decider: Decider<State, Command, Event>,
