@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startTestService, type TestService } from '../support/service.ts';
-import { API, expectStatus } from './helpers.ts';
+import { API, client, expectStatus, tracked } from './helpers.ts';
 
 let service: TestService;
 let doc: Record<string, any>;
@@ -257,6 +257,38 @@ describe('operations', () => {
       'total_snapshots',
       'uncharged_usage_usd',
     ]);
+  });
+
+  test('alerts: each documented error example is what the route answers', async () => {
+    const documented = (path: string, method: string, status: number) => operation(path, method).responses[String(status)].content['application/json'].example;
+    const mine = await service.organization({ usd: '1' });
+    const theirs = await service.organization({ usd: '1' });
+    const api = client(service, mine.liveKey);
+    const remove = (apiKey: string, id: string) => service.app.inject({ method: 'DELETE', url: `${API}/alerts/${id}`, headers: { 'x-api-key': apiKey } });
+    const create = (videoId: string) => api.post('/alerts', { video_id: videoId, metric: 'views', condition: { crosses: 1 } });
+
+    // The limit counts the organization's alerts of both modes.
+    const alertOfTestKey = expectStatus(await client(service, mine.testKey).post('/alerts', { video_id: 'all', metric: 'views', condition: { crosses: 1 } }), 201);
+    for (let i = 1; i < 100; i++) expectStatus(await create('all'), 201);
+    const tooMany = await create('all');
+    assert.equal(tooMany.statusCode, 409, tooMany.body);
+    assert.deepEqual(tooMany.json(), documented('/alerts', 'post', 409));
+
+    const unknownVideo = await create('0b9c4a5e-3f0e-4a63-9d0c-6f3d2b1a8e47');
+    assert.equal(unknownVideo.statusCode, 404, unknownVideo.body);
+    assert.deepEqual(unknownVideo.json(), documented('/alerts', 'post', 404));
+    const theirVideo = await create((await tracked(client(service, theirs.liveKey))).id);
+    assert.equal(theirVideo.statusCode, 403, theirVideo.body);
+    assert.deepEqual(theirVideo.json(), documented('/alerts', 'post', 403));
+
+    const unknownAlert = await remove(mine.liveKey, 'alert_000000000000000000000000');
+    assert.equal(unknownAlert.statusCode, 404, unknownAlert.body);
+    assert.deepEqual(unknownAlert.json(), documented('/alerts/{id}', 'delete', 404));
+    const theirAlert = await remove(theirs.liveKey, alertOfTestKey.id);
+    assert.equal(theirAlert.statusCode, 403, theirAlert.body);
+    assert.deepEqual(theirAlert.json(), documented('/alerts/{id}', 'delete', 403));
+    assert.match(operation('/alerts/{id}', 'delete').responses['403'].description, /alert/);
+    assert.match(operation('/alerts', 'post').description, /at most 100 alerts, its live and test keys' together/);
   });
 
   test('each documented path, under the server URL, is a route of the service', async () => {

@@ -2,14 +2,22 @@
 // stream; reads come from the read model. An alert belongs to its key's mode, like videos.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { createAlert, deleteAlert } from '../../commands/alert-commands.ts';
-import type { AlertCondition } from '../../domain/alerts.ts';
+import { MAX_ALERTS_PER_ORGANIZATION, type AlertCondition } from '../../domain/alerts.ts';
 import { DomainError } from '../../domain/errors.ts';
 import { listAlerts, readAlert, readVideo, type MetricAlertRow } from '../../../projections/queries.ts';
 import { AlertCreateBody, AlertDeleted, AlertList, AlertParams, ALERTS_TAG, Alert } from '../alert-schemas.ts';
 import type { Caller } from '../auth.ts';
 import { awaitProjection, type ApiDeps } from '../context.ts';
 import { HttpError, invalidRequest } from '../errors.ts';
-import { errorsOf, POSSIBLE_ID } from '../schemas.ts';
+import { errorResponse, errorsOf, POSSIBLE_ID } from '../schemas.ts';
+
+// The alert routes' own errors, for the reference (the shared ones speak of videos).
+const TOO_MANY_ALERTS = {
+  description: `The organization has ${MAX_ALERTS_PER_ORGANIZATION} alerts already, the limit (its live and test keys' alerts together)`,
+  example: { error: 'Too many alerts', limit: MAX_ALERTS_PER_ORGANIZATION },
+};
+const ALERT_NOT_FOUND = { description: "No such alert (of this key's mode)", example: { error: 'Alert not found' } };
+const ALERT_ACCESS_DENIED = { description: "Another organization's alert", example: { error: 'Access denied' } };
 
 export function presentAlert(row: Pick<MetricAlertRow, 'alert_id' | 'video_id' | 'metric' | 'condition' | 'created_at'>) {
   return { id: row.alert_id, video_id: row.video_id, metric: row.metric, condition: row.condition, created_at: row.created_at.toISOString() };
@@ -45,10 +53,11 @@ export const alertRoutes = (deps: ApiDeps): FastifyPluginAsyncTypebox => async (
         operationId: 'createMetricAlert',
         summary: 'Create a metric alert',
         description:
-          'Watches one video, or all of the organization\'s videos ("all"), for a metric meeting a condition: `{"crosses": N}`, `{"grows_per_hour": N}` or `{"grows_pct_24h": P}`. When a new snapshot meets it (and the one before did not), a `metric.alert` event goes to the webhooks subscribed to it and an e-mail to the organization.',
+          'Watches one video, or all of the organization\'s videos ("all"), for a metric meeting a condition: `{"crosses": N}`, `{"grows_per_hour": N}` or `{"grows_pct_24h": P}`. When a new snapshot meets it (and the one before did not), a `metric.alert` event goes to the webhooks subscribed to it and an e-mail to the organization.' +
+          ` An organization has at most ${MAX_ALERTS_PER_ORGANIZATION} alerts, its live and test keys' together: one more is 409 \`Too many alerts\`.`,
         tags: [ALERTS_TAG],
         body: AlertCreateBody,
-        response: { 201: Alert, ...errorsOf(403, 404, 409) },
+        response: { 201: Alert, ...errorsOf(403, 404), 409: errorResponse(409, TOO_MANY_ALERTS) },
       },
     },
     async (request, reply) => {
@@ -61,7 +70,7 @@ export const alertRoutes = (deps: ApiDeps): FastifyPluginAsyncTypebox => async (
         if (video.org_id !== caller.orgId) throw new HttpError(403, { error: 'Access denied' });
       }
       const created = await createAlert(deps.store, deps.clock, { orgId: caller.orgId, mode: caller.mode, videoId, metric, condition }).catch((error: unknown) => {
-        if (error instanceof DomainError && error.code === 'invalid_state') throw new HttpError(409, { error: 'Too many alerts', limit: 100 });
+        if (error instanceof DomainError && error.code === 'invalid_state') throw new HttpError(409, TOO_MANY_ALERTS.example);
         throw error;
       });
       await awaitProjection(deps, created.handled.position);
@@ -96,7 +105,7 @@ export const alertRoutes = (deps: ApiDeps): FastifyPluginAsyncTypebox => async (
         description: 'Deletes the alert: it fires no more.',
         tags: [ALERTS_TAG],
         params: AlertParams,
-        response: { 200: AlertDeleted, ...errorsOf(403, 404) },
+        response: { 200: AlertDeleted, ...errorsOf(), 403: errorResponse(403, ALERT_ACCESS_DENIED), 404: errorResponse(404, ALERT_NOT_FOUND) },
       },
     },
     async (request) => {
