@@ -46,4 +46,21 @@ describe('tracking videos in the dashboard', () => {
     assert.equal(textarea(refused.body), 'https://youtu.be/prgtrack002', 'the form keeps what was typed');
     assert.equal(await videoCount(orgId), 0);
   });
+
+  it('a mode other than Live or Test (absent, miscased, repeated) is refused with the form, not tracked live', async () => {
+    const { orgId, client } = await signedInOwner(service);
+    const typed = { links: 'https://youtu.be/prgtrack003', days: '1' };
+    const forms: Array<[string, Record<string, string | string[]>]> = [
+      ['absent', typed],
+      ['miscased', { ...typed, mode: 'Test' }],
+      ['repeated', { ...typed, mode: ['test', 'test'] }],
+    ];
+    for (const [what, fields] of forms) {
+      const refused = await client.post('/videos', '/videos/track', fields);
+      assert.equal(refused.statusCode, 400, `${what}: ${refused.body}`);
+      assert.match(refused.body, /Choose Live or Test\./, what);
+      assert.equal(textarea(refused.body), 'https://youtu.be/prgtrack003', `${what}: the form keeps what was typed`);
+    }
+    assert.equal(await videoCount(orgId), 0, 'nothing tracked, live or test');
+  });
 });

@@ -36,8 +36,8 @@ export class DashboardClient {
     return this.keep(await this.app.inject({ url, headers: { cookie: this.header() } }));
   }
 
-  /** Posts the form of the page at `formUrl`, with its CSRF token. */
-  async post(formUrl: string, url: string, fields: Record<string, string>) {
+  /** Posts the form of the page at `formUrl`, with its CSRF token; a list is a field sent once per item. */
+  async post(formUrl: string, url: string, fields: Record<string, string | readonly string[]>) {
     const form = await this.get(formUrl);
     const token = /name="_csrf" value="([^"]+)"/.exec(form.body)?.[1];
     assert.ok(token, `${formUrl} carries a CSRF token (${form.statusCode})`);
@@ -47,7 +47,7 @@ export class DashboardClient {
         url,
         remoteAddress: this.from,
         headers: { cookie: this.header(), 'content-type': 'application/x-www-form-urlencoded' },
-        payload: new URLSearchParams({ ...fields, _csrf: token }).toString(),
+        payload: new URLSearchParams([...Object.entries(fields).flatMap(([name, v]) => (typeof v === 'string' ? [v] : v).map((item) => [name, item])), ['_csrf', token]]).toString(),
       }),
     );
   }

@@ -144,8 +144,10 @@ export function registerPages(app: FastifyInstance, deps: ApiDeps, auth: PageAut
   app.post('/videos/track', async (request, reply) => {
     const seen = await viewerOf(request, reply);
     if (!seen) return reply;
-    const form: TrackForm = { links: formField(request.body, 'links'), days: formField(request.body, 'days'), mode: formMode(request.body) ?? 'live' };
-    const done = await trackLines(deps, { orgId: seen.me.orgId, memberId: seen.me.memberId }, form);
+    const mode = formMode(request.body);
+    const form: TrackForm = { links: formField(request.body, 'links'), days: formField(request.body, 'days'), mode: mode ?? 'live' };
+    // The form's select always sends one of the two: anything else is no reason to track live (billed).
+    const done = mode ? await trackLines(deps, { orgId: seen.me.orgId, memberId: seen.me.memberId }, form) : { ...form, error: 'Choose Live or Test.' };
     if (done.error || !done.results) return reply.code(400).send(await videosPage(deps, seen.viewer, seen.me.orgId, { mode: form.mode }, done));
     // The list of the mode just tracked in, as the answer to the POST showed it.
     return redirectShowing(request, reply, form.mode === 'test' ? '/videos?mode=test' : '/videos', { kind: 'tracked', days: form.days, mode: form.mode, results: done.results });
