@@ -11,6 +11,7 @@ import { awaitProjection, type ApiDeps } from '../api/context.ts';
 import { refuseUnstorableText } from '../api/storable-input.ts';
 import { joinMember } from '../commands/member-commands.ts';
 import { DomainError } from '../domain/errors.ts';
+import { isEmail, normalizeEmail } from '../domain/members.ts';
 import { dashboardCommands, type DashboardOptions } from './commands.ts';
 import { formField } from './form.ts';
 import { Html } from './pages/html.ts';
@@ -128,6 +129,9 @@ export async function dashboardPlugin(app: FastifyInstance, deps: ApiDeps, optio
     const again = (error: string, status: number) => html(reply).code(status).send(loginPage({ csrf: new Html(csrfField(reply)), error, email }));
     const plainHttp = plainHttpProblem(request);
     if (plainHttp) return again(plainHttp, 403);
+    // No member has an address that is not one (invitations refuse them): refused before the
+    // throttle keeps it, which would hold up to a whole body's worth of text per attempt.
+    if (!isEmail(normalizeEmail(email))) return again('Enter a valid e-mail address.', 400);
     // Counted before the password is checked: attempts sent at once get no more checks than these.
     if (!throttle.attempt(email)) return again('Too many sign-in attempts for this account: wait a few minutes.', 429);
     const found = await signedInMember(await credentialsByEmail(deps.pool, email), password);

@@ -107,6 +107,20 @@ describe('dashboard sign-in', () => {
     assert.ok(statuses.slice(0, 14).every((s) => s !== 303), 'no wrong password signs in');
   });
 
+  it('refuses an address that cannot be one with 400 and the sign-in page, without counting it against any account', async () => {
+    const tooLong = `${'a'.repeat(64)}@${'b'.repeat(190)}.test`;
+    assert.ok(tooLong.length > 254);
+    // Eleven tries: an account's eleventh attempt in its window would be throttled (429).
+    for (let i = 1; i <= 11; i++) {
+      const answer = await post('/login', { email: tooLong, password: 'whatever it is' }, undefined, { from: '198.51.100.4' });
+      assert.equal(answer.statusCode, 400, `try ${i}: ${answer.body.slice(0, 200)}`);
+      assert.match(answer.body, /Enter a valid e-mail address\./);
+      assert.match(answer.body, /name="_csrf"/, 'the sign-in form, to try again');
+    }
+    const notAnAddress = await post('/login', { email: 'not an address', password: 'whatever it is' }, undefined, { from: '198.51.100.4' });
+    assert.equal(notAnAddress.statusCode, 400, notAnAddress.body);
+  });
+
   it('refuses NUL with 400, before and after sign-in', async () => {
     const signInAnswer = await post('/login', { email: 'a\u0000b@example.test', password: 'whatever it is' });
     assert.equal(signInAnswer.statusCode, 400, signInAnswer.body);
