@@ -1,4 +1,5 @@
 // Everything the service reads from its environment, in one place (README lists it).
+import { isIP } from 'node:net';
 import path from 'node:path';
 
 export type Role = 'all' | 'api' | 'projector' | 'scheduler';
@@ -19,6 +20,11 @@ export interface Config {
   logLevel: string;
   /** REDIS_URL: the rate limits' store, shared by every API replica (in memory when null). */
   redisUrl: string | null;
+  /**
+   * TRUST_PROXY: the peers whose X-Forwarded-For, -Proto and -Host are believed (Fastify's
+   * `trustProxy`): every peer (true), the listed addresses and ranges, or none (false).
+   */
+  trustProxy: boolean | string[];
   /** Where people reach the dashboard (invitation links); unset: the address the API listens on. */
   publicUrl: string | null;
   /** Where a projector or scheduler role serves /metrics (the API serves it on its own port). */
@@ -84,6 +90,28 @@ function port(name: string, text: string | undefined, fallback: number): number 
   return value;
 }
 
+/** proxy-addr's names for ranges, which Fastify takes in a list like addresses. */
+const PROXY_RANGE_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
+
+function isAddressOrRange(text: string): boolean {
+  const [address = '', prefix, ...more] = text.split('/');
+  const family = isIP(address);
+  if (family === 0 || more.length > 0) return false;
+  return prefix === undefined || (WHOLE.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128));
+}
+
+function trustProxy(text: string | undefined): boolean | string[] {
+  if (text === undefined || text === '' || text === 'false') return false;
+  if (text === 'true') return true;
+  // Fastify takes a number, but trusts no peer on a hop count alone (any client could send the hops).
+  if (WHOLE.test(text)) throw new Error(`TRUST_PROXY does not take a hop count: name the proxy's address (or true), got "${text}"`);
+  const entries = text.split(',').map((entry) => entry.trim());
+  if (!entries.every((entry) => PROXY_RANGE_NAMES.includes(entry) || isAddressOrRange(entry))) {
+    throw new Error(`TRUST_PROXY must be true, or the proxies' addresses and CIDR ranges, comma-separated (e.g. 10.0.0.2,192.168.0.0/16), got "${text}"`);
+  }
+  return entries;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] = process.argv.slice(2)): Config {
   const role = (argv.find((a) => !a.startsWith('-')) ?? env.ROLE ?? 'all') as Role;
   if (!ROLES.includes(role)) throw new Error(`role must be one of ${ROLES.join(', ')}, got "${role}"`);
@@ -103,6 +131,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
     failedAuthLimit: positiveWholeNumber('AUTH_FAILURE_RATE_LIMIT', env.AUTH_FAILURE_RATE_LIMIT, 100),
     logLevel: logLevel(env.LOG_LEVEL),
     redisUrl: env.REDIS_URL || null,
+    trustProxy: trustProxy(env.TRUST_PROXY),
     publicUrl: env.PUBLIC_URL || null,
     metricsPort: env.METRICS_PORT ? port('METRICS_PORT', env.METRICS_PORT, 9464) : null,
     ...eventStoreConfig(env),

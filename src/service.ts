@@ -307,7 +307,7 @@ export function createService(config: Config, options: ServiceOptions = {}): Ser
       const keyUsage = options.keyUsage === false ? undefined : new KeyUsageCounter(pool, clock, (err) => log.warn({ err }, 'key usage counters not flushed; kept for the next flush'));
       const api = await buildApp(
         { pool, store, collectors, clock, watcher, isReady, failedAuthLimit: config.failedAuthLimit, redisUrl: config.redisUrl, metrics, dashboard, keyUsage, webhooks: webhookApi },
-        { logger: options.apiLog ?? apiLogger(config.logLevel) },
+        { logger: options.apiLog ?? apiLogger(config.logLevel), trustProxy: config.trustProxy },
       );
       app = api;
       stops.push({ phase: 1, name: 'API', stop: () => api.close() });

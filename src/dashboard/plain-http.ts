@@ -14,8 +14,8 @@ export function secureFor(request: FastifyRequest): boolean {
 
 /**
  * The scheme the browser is on: as a POST's Origin names it; else as a proxy's
- * X-Forwarded-Proto does (no proxy is trusted, but this only chooses whether a page explains
- * itself, never whether a cookie is Secure); else the connection's own.
+ * X-Forwarded-Proto does (believed here even when TRUST_PROXY trusts no proxy: this only chooses
+ * whether a page explains itself, never whether a cookie is Secure); else the connection's own.
  */
 function browserScheme(request: FastifyRequest): string {
   const { origin } = request.headers;

@@ -26,6 +26,19 @@ test('config: numbers are written as numbers, within what the service can run on
   assert.throws(() => loadConfig({ LOG_LEVEL: 'verbose' }, []), /LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent/);
 });
 
+test('config: TRUST_PROXY is true or the proxies\' addresses and ranges; unset, no proxy is trusted', () => {
+  assert.equal(loadConfig({}, []).trustProxy, false);
+  assert.equal(loadConfig({ TRUST_PROXY: 'false' }, []).trustProxy, false);
+  assert.equal(loadConfig({ TRUST_PROXY: 'true' }, []).trustProxy, true);
+  assert.deepEqual(loadConfig({ TRUST_PROXY: '10.0.0.2' }, []).trustProxy, ['10.0.0.2']);
+  assert.deepEqual(loadConfig({ TRUST_PROXY: '10.0.0.0/8, fd00::/8,loopback' }, []).trustProxy, ['10.0.0.0/8', 'fd00::/8', 'loopback']);
+  // Fastify trusts no peer on a hop count alone: taking one would trust nothing, silently.
+  assert.throws(() => loadConfig({ TRUST_PROXY: '1' }, []), /TRUST_PROXY does not take a hop count/);
+  for (const bad of ['yes', 'TRUE', 'proxy.example.test', '10.0.0.0/33', '10.0.0.2,', '10.0.0.0/8/8', '::1/129']) {
+    assert.throws(() => loadConfig({ TRUST_PROXY: bad }, []), /TRUST_PROXY must be true, or the proxies' addresses and CIDR ranges/, bad);
+  }
+});
+
 test('npm start with a setting it cannot run on says which, in one line, and exits 2 before starting anything', () => {
   const run = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     env: { ...process.env, TIME_SCALE: '1e300', DATA_DIR: path.join(os.tmpdir(), 'vidtrack-never-made') },
