@@ -212,7 +212,10 @@ export async function dashboardPlugin(app: FastifyInstance, deps: ApiDeps, optio
       plainHttpProblem,
       // Pages hold only for a signed-in request: its cookie is a live session's id.
       holdShownOnce: (request, path, notice) => sessions.holdShownOnce(request.cookies[SESSION_COOKIE]!, path, encodeShownOnce(notice)),
-      takeShownOnce: async (request, path) => decodeShownOnce(await sessions.takeShownOnce(request.cookies[SESSION_COOKIE], path)),
+      // Fastify answers HEAD with the GET handler: a HEAD (a link checker, a prefetch) has no
+      // body to show the notice in, so it leaves it for the GET.
+      takeShownOnce: async (request, path) =>
+        request.method === 'HEAD' ? null : decodeShownOnce(await sessions.takeShownOnce(request.cookies[SESSION_COOKIE], path)),
     },
     dashboardCommands(deps, options, sessions),
   );

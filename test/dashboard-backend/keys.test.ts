@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { systemClock } from '../../src/clock.ts';
 import { issueKey } from '../../src/commands/account-commands.ts';
-import { Sessions } from '../../src/dashboard/sessions.ts';
+import { SESSION_COOKIE, Sessions } from '../../src/dashboard/sessions.ts';
 import { DashboardClient } from '../support/dashboard-client.ts';
 import { signedInOwner as owner } from '../support/dashboard-owner.ts';
 import { capturedLog } from '../support/captured-log.ts';
@@ -63,6 +63,16 @@ describe('creating a key in the dashboard', () => {
     }
     assert.ok(logged.length > 0, 'the API logged its requests');
     assert.ok(!logged.some((line) => line.includes(key!)), 'no log line holds the key');
+  });
+
+  it('a HEAD of the page (a link checker, a prefetch) does not use up the value it shows once', async () => {
+    const { client } = await signedInOwner();
+    assert.equal((await client.post('/keys', '/keys', { name: 'checked by HEAD', mode: 'test' })).statusCode, 303);
+    const head = await service.app.inject({ method: 'HEAD', url: '/keys', headers: { cookie: `${SESSION_COOKIE}=${client.session}` } });
+    assert.equal(head.statusCode, 200, head.body);
+    const shown = await client.get('/keys');
+    assert.match(shownKey(shown.body) ?? '', /^vt_test_/, 'the GET after the HEAD still shows the new key');
+    assert.equal(shownKey((await client.get('/keys')).body), undefined, 'and only once');
   });
 });
 
