@@ -198,6 +198,8 @@ export async function dashboardPlugin(app: FastifyInstance, deps: ApiDeps, optio
       return again('This password already signs you in to another organization: choose a different one, so that each password opens its own organization.', 400);
     }
     if (outcome === 'invalid') return html(reply).code(410).send(invalidInvitePage());
+    // Joined: signed in with the password just chosen, as a right password at sign-in is.
+    throttle.succeeded(invitation.email);
     await sessions.end(request.cookies[SESSION_COOKIE]);
     setSession(request, reply, await sessions.start(invitation.memberId));
     return reply.redirect('/', 303);

@@ -3,7 +3,8 @@
 // working; an address that is a member is refused, as before. Accepting an invitation refuses a
 // password that already signs the address in to another organization (sign-in takes the first
 // membership whose password matches: the new one would be out of reach), also when two
-// invitations are accepted at once; that comparison is counted by the sign-in throttle. An
+// invitations are accepted at once; that comparison is counted by the sign-in throttle, and a
+// join starts the count again, as a right password at sign-in does. An
 // acceptance that fails part way (the database refuses the password or the join) leaves the
 // link usable, and the password the member then chooses is the one that signs them in.
 import assert from 'node:assert/strict';
@@ -196,5 +197,14 @@ describe('a password for a new membership', () => {
     assert.equal(throttled.statusCode, 429, throttled.body);
     assert.match(throttled.body, /Too many password attempts for this account/);
     assert.equal((await new DashboardClient(service.app).get(second.link)).statusCode, 200, 'the invitation is still unused');
+  });
+
+  it('once joined, leaves the account all 10 sign-in attempts of its window, as a right password at sign-in does', async () => {
+    const email = 'joined-fresh@example.test';
+    const invited = await invitation((await service.organization()).orgId, email);
+    assert.equal((await accept(invited.link, 'the password of the new member')).statusCode, 303);
+    const signIn = (password: string) => new DashboardClient(service.app, { from: '203.0.113.7' }).post('/login', '/login', { email, password });
+    for (let i = 1; i <= 10; i++) assert.equal((await signIn(`a mistyped password ${i}`)).statusCode, 401, `sign-in ${i} is checked, and wrong`);
+    assert.equal((await signIn('the password of the new member')).statusCode, 429, "the 11th is the throttle's");
   });
 });
