@@ -3,6 +3,7 @@
 // a time within a process, so they do not conflict with one another; a writer elsewhere
 // (another process, an append not made through handleCommand) still can.
 import { WrongExpectedRevision, type EventData, type EventStore, type Position } from '../eventstore/port.ts';
+import { oneAtATime } from '../one-at-a-time.ts';
 
 export interface Decider<State, Command, Event extends { type: string; data: unknown }> {
   initialState: State;
@@ -43,23 +44,12 @@ export async function loadState<State, Event extends { type: string; data: unkno
   return { state, revision: recorded.length === 0 ? 'no_stream' : recorded[recorded.length - 1]!.revision };
 }
 
-/** The last command queued on each stream in this process (removed once it has ended). */
-const queued = new Map<string, Promise<unknown>>();
-
 /**
- * Runs `work` after the commands queued before it on `streamId` in this process have ended.
- * All of an organization's alerts (its endpoints, its account) are one stream: a burst of its
- * requests would otherwise conflict with one another and run out of attempts.
+ * Commands of this process on one stream wait for one another: all of an organization's alerts
+ * (its endpoints, its account) are one stream, and a burst of its requests would otherwise
+ * conflict with one another and run out of attempts.
  */
-async function oneAtATime<T>(streamId: string, work: () => Promise<T>): Promise<T> {
-  const mine = (queued.get(streamId) ?? Promise.resolve()).catch(() => undefined).then(work);
-  queued.set(streamId, mine);
-  try {
-    return await mine;
-  } finally {
-    if (queued.get(streamId) === mine) queued.delete(streamId);
-  }
-}
+const onStream = oneAtATime();
 
 export function handleCommand<State, Command, Event extends { type: string; data: unknown }>(
   store: EventStore,
@@ -67,7 +57,7 @@ export function handleCommand<State, Command, Event extends { type: string; data
   decider: Decider<State, Command, Event>,
   command: Command,
 ): Promise<Handled<State, Event>> {
-  return oneAtATime(streamId, () => decideAndAppend(store, streamId, decider, command));
+  return onStream(streamId, () => decideAndAppend(store, streamId, decider, command));
 }
 
 async function decideAndAppend<State, Command, Event extends { type: string; data: unknown }>(

@@ -12,6 +12,7 @@ import { refuseUnstorableText } from '../api/storable-input.ts';
 import { joinMember } from '../commands/member-commands.ts';
 import { DomainError } from '../domain/errors.ts';
 import { isEmail, normalizeEmail } from '../domain/members.ts';
+import { oneAtATime } from '../one-at-a-time.ts';
 import { dashboardCommands, type DashboardOptions } from './commands.ts';
 import { formField } from './form.ts';
 import { Html } from './pages/html.ts';
@@ -42,20 +43,6 @@ async function signedInMember(candidates: readonly Credentials[], password: stri
   }
   for (const candidate of withPassword) if (await verifyPassword(password, candidate.passwordHash!)) return candidate;
   return null;
-}
-
-/** Runs `work` for `key` after any other run for it in this process has ended. */
-function oneAtATime() {
-  const tails = new Map<string, Promise<unknown>>();
-  return async <T>(key: string, work: () => Promise<T>): Promise<T> => {
-    const mine = (tails.get(key) ?? Promise.resolve()).catch(() => undefined).then(work);
-    tails.set(key, mine);
-    try {
-      return await mine;
-    } finally {
-      if (tails.get(key) === mine) tails.delete(key);
-    }
-  };
 }
 
 export async function dashboardPlugin(app: FastifyInstance, deps: ApiDeps, options: DashboardOptions): Promise<void> {
