@@ -57,25 +57,18 @@ export function handleCommand<State, Command, Event extends { type: string; data
   decider: Decider<State, Command, Event>,
   command: Command,
 ): Promise<Handled<State, Event>> {
-  return onStream(streamId, () => decideAndAppend(store, streamId, decider, command));
-}
-
-async function decideAndAppend<State, Command, Event extends { type: string; data: unknown }>(
-  store: EventStore,
-  streamId: string,
-  decider: Decider<State, Command, Event>,
-  command: Command,
-): Promise<Handled<State, Event>> {
-  for (let attempt = 1; ; attempt++) {
-    const { state, revision } = await loadState(store, streamId, decider);
-    const events = decider.decide(command, state);
-    if (events.length === 0) return { events, state, position: null };
-    try {
-      const result = await store.append(streamId, events as EventData[], revision);
-      return { events, state: events.reduce(decider.evolve, state), position: result.position };
-    } catch (error) {
-      if (!(error instanceof WrongExpectedRevision) || attempt >= MAX_ATTEMPTS) throw error;
-      await pauseAfterConflict(attempt);
+  return onStream(streamId, async () => {
+    for (let attempt = 1; ; attempt++) {
+      const { state, revision } = await loadState(store, streamId, decider);
+      const events = decider.decide(command, state);
+      if (events.length === 0) return { events, state, position: null };
+      try {
+        const result = await store.append(streamId, events as EventData[], revision);
+        return { events, state: events.reduce(decider.evolve, state), position: result.position };
+      } catch (error) {
+        if (!(error instanceof WrongExpectedRevision) || attempt >= MAX_ATTEMPTS) throw error;
+        await pauseAfterConflict(attempt);
+      }
     }
-  }
+  });
 }
