@@ -1,8 +1,10 @@
 // Sign-in attempts per account: after 10 in 15 minutes, that account's sign-in waits out the
 // window, whoever tries (the per-address limit is @fastify/rate-limit's, on the route). An
 // attempt is counted when it starts, before its password is checked (scrypt takes a while):
-// attempts sent at once cannot all pass while none has failed yet. A success forgets the
-// account's count. Kept in this process's memory: an attacker spread over replicas gets one
+// attempts sent at once cannot all pass while none has failed yet. A success takes back its own
+// attempt but not the wrong ones before it: an address can have a password in several
+// organizations, and one who knows one of them (an owner who invited the address to their own
+// organization and accepted) must not reset the count between guesses at another. Kept in this process's memory: an attacker spread over replicas gets one
 // allowance per replica.
 import type { Clock } from '../clock.ts';
 import { normalizeEmail } from '../domain/members.ts';
@@ -36,8 +38,9 @@ export class SignInThrottle {
     return true;
   }
 
-  /** The password was right: the account's count starts again. */
+  /** The password was right: this attempt is not counted. */
   succeeded(email: string): void {
-    this.attempts.delete(normalizeEmail(email));
+    const entry = this.attempts.get(normalizeEmail(email));
+    if (entry && entry.count > 0) entry.count--;
   }
 }
