@@ -291,6 +291,41 @@ describe('operations', () => {
     assert.match(operation('/alerts', 'post').description, /at most 100 alerts, its live and test keys' together/);
   });
 
+  test('webhooks: each documented error example is what the route answers', async () => {
+    const documented = (path: string, method: string, status: number) => operation(path, method).responses[String(status)].content['application/json'].example;
+    const mine = await service.organization({ usd: '1' });
+    const theirs = await service.organization({ usd: '1' });
+    const api = client(service, mine.liveKey);
+    const call = (apiKey: string, method: 'GET' | 'POST', url: string, payload?: object) =>
+      service.app.inject({ method, url: `${API}${url}`, headers: { 'x-api-key': apiKey }, ...(payload ? { payload } : {}) });
+    const create = (i: number) => api.post('/webhooks', { url: `https://93.184.215.14/hooks/${i}`, events: ['snapshot.created'] });
+    const expectDocumented = (answer: Awaited<ReturnType<typeof call>>, path: string, method: string, status: number) => {
+      assert.equal(answer.statusCode, status, `${method} ${path}: ${answer.body}`);
+      assert.deepEqual(answer.json(), documented(path, method, status), `${method} ${path} ${status}`);
+    };
+
+    const endpoint = expectStatus(await create(0), 201);
+    for (let i = 1; i < 20; i++) expectStatus(await create(i), 201);
+    expectDocumented(await create(20), '/webhooks', 'post', 409);
+    expectDocumented(await call(mine.liveKey, 'GET', '/webhooks/wh_000000000000000000000000'), '/webhooks/{id}', 'get', 404);
+    expectDocumented(await call(theirs.liveKey, 'GET', `/webhooks/${endpoint.id}`), '/webhooks/{id}', 'get', 403);
+    expectDocumented(
+      await call(mine.liveKey, 'POST', `/webhooks/${endpoint.id}/deliveries/0b9c4a5e-3f0e-4a63-9d0c-6f3d2b1a8e47/replay`),
+      '/webhooks/{id}/deliveries/{delivery_id}/replay',
+      'post',
+      404,
+    );
+    expectStatus(await service.app.inject({ method: 'PATCH', url: `${API}/webhooks/${endpoint.id}`, headers: { 'x-api-key': mine.liveKey }, payload: { enabled: false } }), 200);
+    expectDocumented(await call(mine.liveKey, 'POST', `/webhooks/${endpoint.id}/test`), '/webhooks/{id}/test', 'post', 409);
+    expectDocumented(await call(mine.liveKey, 'POST', `/webhooks/${endpoint.id}/recover`, { since: '2026-01-01T00:00:00Z' }), '/webhooks/{id}/recover', 'post', 409);
+    // No refusal of an endpoint's route speaks of videos.
+    for (const [path, method] of OPERATIONS.filter(([path]) => path.startsWith('/webhooks'))) {
+      for (const [status, response] of Object.entries<any>(operation(path, method).responses).filter(([status]) => ['403', '404', '409'].includes(status))) {
+        assert.doesNotMatch(`${response.description} ${JSON.stringify(response.content?.['application/json']?.example)}`, /video/i, `${method} ${path} ${status}`);
+      }
+    }
+  });
+
   test('each documented path, under the server URL, is a route of the service', async () => {
     const org = await service.organization({ usd: '1' });
     for (const [path, method] of OPERATIONS) {

@@ -20,7 +20,7 @@ import { listWebhookEndpoints, readWebhookEndpoint, type WebhookEndpointRow } fr
 import type { Caller } from '../auth.ts';
 import { awaitProjection, type ApiDeps } from '../context.ts';
 import { HttpError, invalidRequest } from '../errors.ts';
-import { errorsOf, POSSIBLE_ID } from '../schemas.ts';
+import { errorResponse, errorsOf, POSSIBLE_ID } from '../schemas.ts';
 import {
   CreatedWebhookEndpoint,
   Deleted,
@@ -116,21 +116,40 @@ export async function recoverFailedSince(deps: Pick<ApiDeps, 'pool' | 'clock'>, 
   return recovered;
 }
 
+// The webhook routes' own errors, for the reference (the shared ones speak of videos), and the
+// bodies the routes answer.
+const ENDPOINT_ACCESS_DENIED = { description: "Another organization's webhook endpoint", example: { error: 'Access denied' } };
+const ENDPOINT_NOT_FOUND = { description: "No such webhook endpoint (of this key's mode)", example: { error: 'Webhook endpoint not found' } };
+const DELIVERY_NOT_FOUND = {
+  description: "No such webhook endpoint (of this key's mode), or no such delivery of it: `Webhook endpoint not found` or `Delivery not found`",
+  example: { error: 'Delivery not found' },
+};
+const TOO_MANY_ENDPOINTS = {
+  description: `The organization has ${MAX_ENDPOINTS_PER_ORGANIZATION} webhook endpoints already, the limit`,
+  example: { error: 'Too many webhook endpoints', limit: MAX_ENDPOINTS_PER_ORGANIZATION },
+};
+const ENDPOINT_DISABLED = { description: 'The endpoint is disabled: enable it first', example: { error: 'Webhook endpoint is disabled' } };
+
+/** The errors of a route on one endpoint: unknown (404), another organization's (403), and its own `more`. */
+function endpointErrors(more: Record<number, ReturnType<typeof errorResponse>> = {}) {
+  return { ...errorsOf(), 403: errorResponse(403, ENDPOINT_ACCESS_DENIED), 404: errorResponse(404, ENDPOINT_NOT_FOUND), ...more };
+}
+
 /**
  * Replay and recover send to the endpoint at once: to a disabled one each delivery would only
  * fail as `endpoint disabled`, its attempts spent and its last answer lost. Refused as a test
  * to it is (409), changing nothing. The API and the dashboard both come here.
  */
 export function refuseDisabled(row: Pick<WebhookEndpointRow, 'enabled'>): void {
-  if (!row.enabled) throw new HttpError(409, { error: 'Webhook endpoint is disabled' });
+  if (!row.enabled) throw new HttpError(409, ENDPOINT_DISABLED.example);
 }
 
 /** A decider's refusal as the spec's error shape. */
 export function webhookDomainError(error: unknown): never {
   if (error instanceof DomainError) {
-    if (error.code === 'not_found') throw new HttpError(404, { error: 'Webhook endpoint not found' });
+    if (error.code === 'not_found') throw new HttpError(404, ENDPOINT_NOT_FOUND.example);
     if (error.code === 'invalid_state') {
-      throw new HttpError(409, { error: 'Too many webhook endpoints', limit: MAX_ENDPOINTS_PER_ORGANIZATION });
+      throw new HttpError(409, TOO_MANY_ENDPOINTS.example);
     }
     if (error.code === 'invalid_argument') throw invalidRequest([{ field: 'events', message: error.message }]);
   }
@@ -141,9 +160,9 @@ export const webhookRoutes = (deps: ApiDeps, webhooks: NonNullable<ApiDeps['webh
   /** The caller's endpoint, or 404 (unknown, or of the other mode) / 403 (another organization's). */
   async function ownEndpoint(caller: Caller, id: string): Promise<WebhookEndpointRow> {
     const row = POSSIBLE_ID.test(id) ? await readWebhookEndpoint(deps.pool, id) : null;
-    if (!row) throw new HttpError(404, { error: 'Webhook endpoint not found' });
-    if (row.org_id !== caller.orgId) throw new HttpError(403, { error: 'Access denied' });
-    if (row.mode !== caller.mode) throw new HttpError(404, { error: 'Webhook endpoint not found' });
+    if (!row) throw new HttpError(404, ENDPOINT_NOT_FOUND.example);
+    if (row.org_id !== caller.orgId) throw new HttpError(403, ENDPOINT_ACCESS_DENIED.example);
+    if (row.mode !== caller.mode) throw new HttpError(404, ENDPOINT_NOT_FOUND.example);
     return row;
   }
 
@@ -164,7 +183,7 @@ export const webhookRoutes = (deps: ApiDeps, webhooks: NonNullable<ApiDeps['webh
           'Registers a URL to receive the chosen events, signed with Standard Webhooks v1. The answer carries the signing secret, shown only here. A test key makes an endpoint that receives only test-mode events. At most 20 endpoints per organization (409 beyond).',
         tags: [WEBHOOKS_TAG],
         body: WebhookCreateBody,
-        response: { 201: CreatedWebhookEndpoint, ...errorsOf(409) },
+        response: { 201: CreatedWebhookEndpoint, ...errorsOf(), 409: errorResponse(409, TOO_MANY_ENDPOINTS) },
       },
     },
     async (request, reply) => {
@@ -222,7 +241,7 @@ export const webhookRoutes = (deps: ApiDeps, webhooks: NonNullable<ApiDeps['webh
         description: 'One webhook endpoint of the organization. Secrets are never shown.',
         tags: [WEBHOOKS_TAG],
         params: WebhookParams,
-        response: { 200: WebhookEndpoint, ...errorsOf(403, 404) },
+        response: { 200: WebhookEndpoint, ...endpointErrors() },
       },
     },
     async (request) => presentWebhookEndpoint(await ownEndpoint(request.caller!, request.params.id)),
@@ -238,7 +257,7 @@ export const webhookRoutes = (deps: ApiDeps, webhooks: NonNullable<ApiDeps['webh
         tags: [WEBHOOKS_TAG],
         params: WebhookParams,
         body: WebhookUpdateBody,
-        response: { 200: WebhookEndpoint, ...errorsOf(403, 404) },
+        response: { 200: WebhookEndpoint, ...endpointErrors() },
       },
     },
     async (request) => {
@@ -268,7 +287,7 @@ export const webhookRoutes = (deps: ApiDeps, webhooks: NonNullable<ApiDeps['webh
         description: 'Deletes the endpoint: nothing more is sent to it, deliveries not yet made are dropped.',
         tags: [WEBHOOKS_TAG],
         params: WebhookParams,
-        response: { 200: Deleted, ...errorsOf(403, 404) },
+        response: { 200: Deleted, ...endpointErrors() },
       },
     },
     async (request) => {
@@ -289,7 +308,7 @@ export const webhookRoutes = (deps: ApiDeps, webhooks: NonNullable<ApiDeps['webh
         description: `Makes a new signing secret, shown only in this answer. For ${PREVIOUS_SECRET_VALID_MS / 3_600_000} hours (service time) every delivery carries two v1 signatures, one with each secret, so a receiver can switch at its own pace.`,
         tags: [WEBHOOKS_TAG],
         params: WebhookParams,
-        response: { 200: RotatedSecret, ...errorsOf(403, 404) },
+        response: { 200: RotatedSecret, ...endpointErrors() },
       },
     },
     async (request) => {
@@ -312,14 +331,14 @@ export const webhookRoutes = (deps: ApiDeps, webhooks: NonNullable<ApiDeps['webh
         description: 'Sends a `webhook.test` event to this endpoint only, signed and retried like every other delivery; it then shows in the endpoint\'s deliveries. 409 when the endpoint is disabled.',
         tags: [WEBHOOKS_TAG],
         params: WebhookParams,
-        response: { 202: TestSent, ...errorsOf(403, 404, 409) },
+        response: { 202: TestSent, ...endpointErrors({ 409: errorResponse(409, ENDPOINT_DISABLED) }) },
       },
     },
     async (request, reply) => {
       const caller = request.caller!;
       const endpoint = await ownEndpoint(caller, request.params.id);
       const handled = await sendWebhookTest(deps.store, deps.clock, caller.orgId, endpoint.endpoint_id).catch((error: unknown) => {
-        if (error instanceof DomainError && error.code === 'invalid_state') throw new HttpError(409, { error: 'Webhook endpoint is disabled' });
+        if (error instanceof DomainError && error.code === 'invalid_state') throw new HttpError(409, ENDPOINT_DISABLED.example);
         return webhookDomainError(error);
       });
       await awaitProjection(deps, handled.position);
@@ -337,7 +356,7 @@ export const webhookRoutes = (deps: ApiDeps, webhooks: NonNullable<ApiDeps['webh
         tags: [WEBHOOKS_TAG],
         params: WebhookParams,
         querystring: DeliveriesQuery,
-        response: { 200: DeliveryList, ...errorsOf(403, 404) },
+        response: { 200: DeliveryList, ...endpointErrors() },
       },
     },
     async (request) => {
@@ -361,7 +380,7 @@ export const webhookRoutes = (deps: ApiDeps, webhooks: NonNullable<ApiDeps['webh
         description: 'Sends the delivery again, with the same body and webhook-id, on a fresh retry schedule. 409 when the endpoint is disabled.',
         tags: [WEBHOOKS_TAG],
         params: DeliveryParams,
-        response: { 202: Replayed, ...errorsOf(403, 404, 409) },
+        response: { 202: Replayed, ...endpointErrors({ 404: errorResponse(404, DELIVERY_NOT_FOUND), 409: errorResponse(409, ENDPOINT_DISABLED) }) },
       },
     },
     async (request, reply) => {
@@ -369,7 +388,7 @@ export const webhookRoutes = (deps: ApiDeps, webhooks: NonNullable<ApiDeps['webh
       refuseDisabled(endpoint);
       const deliveryId = request.params.delivery_id;
       const found = POSSIBLE_ID.test(deliveryId) && (await replayDelivery(deps.pool, endpoint.endpoint_id, deliveryId, deps.clock.now()));
-      if (!found) throw new HttpError(404, { error: 'Delivery not found' });
+      if (!found) throw new HttpError(404, DELIVERY_NOT_FOUND.example);
       webhooks.kick?.();
       return reply.code(202).send({ success: true, delivery_id: deliveryId });
     },
@@ -385,7 +404,7 @@ export const webhookRoutes = (deps: ApiDeps, webhooks: NonNullable<ApiDeps['webh
         tags: [WEBHOOKS_TAG],
         params: WebhookParams,
         body: RecoverBody,
-        response: { 202: Recovered, ...errorsOf(403, 404, 409) },
+        response: { 202: Recovered, ...endpointErrors({ 409: errorResponse(409, ENDPOINT_DISABLED) }) },
       },
     },
     async (request, reply) => {
