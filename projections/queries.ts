@@ -1,5 +1,6 @@
 // Reads of the read models, shared by the API, the command handlers and the scheduler.
 import type { Pool } from 'pg';
+import { ALERT_METRICS, type AlertMetric } from '../src/domain/alerts.ts';
 import type { Micros } from '../src/domain/money.ts';
 import type { KeyMode, Plan, Platform, VideoStatus } from '../src/domain/platform.ts';
 import type { Position } from '../src/eventstore/port.ts';
@@ -140,13 +141,47 @@ export async function readSnapshots(pool: Pool, videoId: string): Promise<Snapsh
   return rows;
 }
 
-/** The snapshots of each of these videos, in ascending time order, in one statement. */
-export async function readSnapshotsOf(pool: Pool, videoIds: readonly string[]): Promise<Map<string, SnapshotRow[]>> {
-  const { rows } = await pool.query<SnapshotRow & { video_id: string }>(
-    `SELECT video_id, ${SNAPSHOT_COLUMNS} FROM ${rm}.snapshots WHERE video_id = ANY($1::text[]) ORDER BY video_id, slot`,
-    [videoIds],
+/** A snapshot that metric alerts watch: its video, slot and time, and the metrics they watch on it. */
+export interface WatchedSnapshot {
+  videoId: string;
+  slot: number;
+  snapshotTime: string;
+  metrics: ReadonlySet<AlertMetric>;
+}
+
+/**
+ * Of each video, the snapshots an alert's answer on the watched ones depends on (src/domain/
+ * alerts.ts), in ascending time order, in one statement: not the video's whole history. For a
+ * watched snapshot S and metric m, that is, among the points of m (its non-null values): the one
+ * before S (P) and the one before P, and the newest at least 24 h older than S, and than P. All
+ * of them lie at or after X, the newest point of m before P at least 24 h older than both, so
+ * the snapshots from X's slot to S's are read (all of them before S when there is no such X;
+ * S alone when there is no P). Each lookup walks the primary key back by slot, as the domain
+ * does: about a day of snapshots when they are hourly and hold the metric.
+ */
+export async function readSnapshotsForAlerts(pool: Pool, watched: readonly WatchedSnapshot[]): Promise<Map<string, SnapshotRow[]>> {
+  const joins = ALERT_METRICS.map(
+    (m) => `LEFT JOIN LATERAL (SELECT s.slot, s.snapshot_time FROM ${rm}.snapshots s
+       WHERE w.${m} AND s.video_id = w.video_id AND s.slot < w.slot AND s.${m} IS NOT NULL ORDER BY s.slot DESC LIMIT 1) p_${m} ON true
+     LEFT JOIN LATERAL (SELECT s.slot FROM ${rm}.snapshots s
+       WHERE s.video_id = w.video_id AND s.slot < p_${m}.slot AND s.snapshot_time <= LEAST(p_${m}.snapshot_time, w.snapshot_time) - interval '24 hours'
+         AND s.${m} IS NOT NULL ORDER BY s.slot DESC LIMIT 1) x_${m} ON true`,
   );
-  const snapshots = new Map<string, SnapshotRow[]>(videoIds.map((id) => [id, []]));
+  const starts = ALERT_METRICS.map((m) => `CASE WHEN NOT w.${m} THEN NULL WHEN p_${m}.slot IS NULL THEN w.slot ELSE coalesce(x_${m}.slot, 0) END`);
+  const { rows } = await pool.query<SnapshotRow & { video_id: string }>(
+    `WITH w AS (
+       SELECT * FROM unnest($1::text[], $2::int[], $3::timestamptz[], ${ALERT_METRICS.map((_, i) => `$${i + 4}::bool[]`).join(', ')})
+         AS w(video_id, slot, snapshot_time, ${ALERT_METRICS.join(', ')})
+     ), ranges AS (
+       SELECT w.video_id, min(LEAST(${starts.join(', ')})) AS from_slot, max(w.slot) AS to_slot FROM w ${joins.join('\n     ')}
+       GROUP BY w.video_id
+     )
+     SELECT s.video_id, ${SNAPSHOT_COLUMNS} FROM ranges r
+       JOIN ${rm}.snapshots s ON s.video_id = r.video_id AND s.slot BETWEEN r.from_slot AND r.to_slot
+     ORDER BY s.video_id, s.slot`,
+    [watched.map((w) => w.videoId), watched.map((w) => w.slot), watched.map((w) => w.snapshotTime), ...ALERT_METRICS.map((m) => watched.map((w) => w.metrics.has(m)))],
+  );
+  const snapshots = new Map<string, SnapshotRow[]>(watched.map((w) => [w.videoId, []]));
   for (const { video_id: videoId, ...row } of rows) snapshots.get(videoId)!.push(row);
   return snapshots;
 }

@@ -125,6 +125,28 @@ describe('metric alerts', () => {
     });
     assert.equal(new Set(files).size, 2, files.join(', '));
   });
+
+  test('grows_pct_24h compares with the snapshot 24 h before, however long before the page, on both sides of the crossing', async () => {
+    const { api, path } = await subscribed();
+    const video = await tracked(api, undefined, 2);
+    await passHours(fixture.service, 23);
+    // Views never fall: 0 % holds at every snapshot with one 24 h older, the first being slot 24
+    // (against slot 0, a day before the page that holds it).
+    const first = expectStatus(await api.post('/alerts', { video_id: video.id, metric: 'views', condition: { grows_pct_24h: '0' } }), 201);
+    await passHours(fixture.service, 1);
+    const [request] = await fixture.receiver.waitFor(path, 1);
+    const snapshots = expectStatus(await api.video(video.id), 200).snapshots;
+    assert.equal(snapshots.length, 25);
+    assert.equal(Date.parse(snapshots[24].snapshot_time) - Date.parse(snapshots[0].snapshot_time), 24 * 3_600_000, 'slot 0 is 24 h older than slot 24');
+    assert.equal(request!.json.data.alert_id, first.id);
+    assert.deepEqual(request!.json.data.snapshot, snapshots[24]);
+    // At slot 25 it held at slot 24 too (against slot 0, 25 h before the page): no crossing, for
+    // the alert that fired nor for one created since.
+    const second = expectStatus(await api.post('/alerts', { video_id: video.id, metric: 'views', condition: { grows_pct_24h: '0' } }), 201);
+    await passHours(fixture.service, 1);
+    await webhooksQuiet(fixture.service);
+    assert.deepEqual(fixture.receiver.on(path).map((r) => r.json.data.alert_id), [first.id], `${second.id} held at the snapshot before its first`);
+  });
 });
 
 describe('metric alerts fire on the snapshots recorded while they existed, however late the reactor reads them', () => {

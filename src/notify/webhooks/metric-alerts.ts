@@ -35,7 +35,10 @@ export function alertsOn(event: RecordedEvent, alerts: readonly LoggedAlertRow[]
   );
 }
 
-/** Which alerts the snapshot fires, given the video's snapshots (any that came after it are left out). */
+/**
+ * Which alerts the snapshot fires, given the video's snapshots that their conditions need
+ * (readSnapshotsForAlerts; any that came after it are left out).
+ */
 export function firingsOf(event: RecordedEvent, alerts: readonly MetricAlertRow[], video: VideoRow, snapshots: readonly SnapshotRow[]): AlertFiring[] {
   const data = event.data as SnapshotRecorded['data'];
   const upTo = snapshots.filter((s) => s.slot <= data.slot);

@@ -9,13 +9,15 @@ import type { Pool } from 'pg';
 import { Subscription, concatMap, from } from 'rxjs';
 import type { Clock } from '../../clock.ts';
 import { withTransaction } from '../../db/pool.ts';
+import type { AlertMetric } from '../../domain/alerts.ts';
+import type { SnapshotRecorded } from '../../domain/video.ts';
 import type { UrlPolicy } from '../../domain/webhook-url.ts';
 import type { EventStore, Position, RecordedEvent } from '../../eventstore/port.ts';
 import {
   alertsOfOrganizations,
   enabledWebhookEndpoints,
   findOrganizations,
-  readSnapshotsOf,
+  readSnapshotsForAlerts,
   readUsage,
   readSnapshotVideos,
   readVideos,
@@ -284,9 +286,13 @@ export class WebhookReactor {
     if (watched.length === 0) return { deliveries, messages };
     const { pool } = this.deps;
     const videoIds = [...new Set(watched.map((w) => w.cause.videoId!))];
+    const watchedSnapshots = watched.map(({ cause, alerts }) => {
+      const { videoId, slot, snapshotTime } = cause.event.data as SnapshotRecorded['data'];
+      return { videoId, slot, snapshotTime, metrics: new Set(alerts.map((a) => a.metric as AlertMetric)) };
+    });
     const [videos, snapshotsOf, orgs] = await Promise.all([
       readVideos(pool, videoIds),
-      readSnapshotsOf(pool, videoIds),
+      readSnapshotsForAlerts(pool, watchedSnapshots),
       findOrganizations(pool, [...new Set(watched.map((w) => w.cause.orgId))]),
     ]);
     for (const { cause, alerts } of watched) {
