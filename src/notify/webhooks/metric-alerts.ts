@@ -45,9 +45,15 @@ export function firingsOf(event: RecordedEvent, alerts: readonly MetricAlertRow[
   const snapshot = upTo.find((s) => s.slot === data.slot);
   if (!snapshot) return [];
   const firings: AlertFiring[] = [];
+  // One list of points per metric, however many alerts watch it (up to 100 an organization).
+  const pointsOf = new Map<AlertMetric, MetricPoint[]>();
   for (const alert of alerts) {
     const metric = alert.metric as AlertMetric;
-    const points: MetricPoint[] = upTo.filter((s) => s[metric] !== null).map((s) => ({ time: s.snapshot_time.getTime(), value: BigInt(s[metric]!) }));
+    let points = pointsOf.get(metric);
+    if (!points) {
+      points = upTo.filter((s) => s[metric] !== null).map((s) => ({ time: s.snapshot_time.getTime(), value: BigInt(s[metric]!) }));
+      pointsOf.set(metric, points);
+    }
     if (points.length === 0 || points[points.length - 1]!.time !== snapshot.snapshot_time.getTime()) continue;
     if (!alertFires(alert.condition as AlertCondition, points)) continue;
     const previous = points.length > 1 ? points[points.length - 2]!.value.toString() : null;
