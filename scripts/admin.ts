@@ -242,9 +242,6 @@ main().catch((error) => {
   if (error instanceof UsageError) {
     process.stderr.write(`error: ${error.message}\n${USAGE}\n`);
     process.exitCode = 2;
-  } else if (error instanceof DomainError) {
-    process.stderr.write(`error: ${error.message}\n`);
-    process.exitCode = 1;
   } else {
     process.stderr.write(`${errorLine(error)}\n`);
     process.exitCode = 1;

@@ -4,8 +4,8 @@
 // attempts sent at once cannot all pass while none has failed yet. A success takes back its own
 // attempt but not the wrong ones before it: an address can have a password in several
 // organizations, and one who knows one of them (an owner who invited the address to their own
-// organization and accepted) must not reset the count between guesses at another. Kept in this process's memory: an attacker spread over replicas gets one
-// allowance per replica.
+// organization and accepted) must not reset the count between guesses at another. Kept in this
+// process's memory: an attacker spread over replicas gets one allowance per replica.
 import type { Clock } from '../clock.ts';
 import { normalizeEmail } from '../domain/members.ts';
 
