@@ -35,8 +35,8 @@ export const ACCEPTED_LINK_SHAPES: Readonly<Record<Platform, string>> = {
 export const MAX_LINK_LENGTH = 2048;
 
 const YOUTUBE_ID = /^[A-Za-z0-9_-]{11}$/;
-/** TikTok and X ids: 64-bit snowflakes written in decimal, kept as strings (they exceed 2^53). */
-const NUMERIC_ID = /^[1-9][0-9]{0,19}$/;
+/** TikTok and X ids: signed 64-bit snowflakes written in decimal, kept as strings (they exceed 2^53). */
+const isSnowflake = (id: string) => /^[1-9][0-9]{0,18}$/.test(id) && BigInt(id) <= 2n ** 63n - 1n;
 const INSTAGRAM_CODE = /^[A-Za-z0-9_-]{1,64}$/;
 const INSTAGRAM_USER = /^[A-Za-z0-9._]{1,30}$/;
 const TIKTOK_USER = /^@[^@\s]{1,64}$/;
@@ -145,7 +145,7 @@ function tiktokShortCode(code: string): Ids | null {
 
 function parseTiktokPath(segments: string[]): Ids | null {
   if (segments.length === 2 && segments[0] === 't') return tiktokShortCode(segments[1]);
-  if (segments.length === 3 && TIKTOK_USER.test(segments[0]) && segments[1] === 'video' && NUMERIC_ID.test(segments[2])) {
+  if (segments.length === 3 && TIKTOK_USER.test(segments[0]) && segments[1] === 'video' && isSnowflake(segments[2])) {
     return { platformId: segments[2] };
   }
   return null;
@@ -172,5 +172,5 @@ function parseTwitterPath(segments: string[]): Ids | null {
   const byUser = post.length === 3 && TWITTER_USER.test(post[0]) && post[1] === 'status';
   const byWeb = post.length === 4 && post[0] === 'i' && post[1] === 'web' && post[2] === 'status';
   const id = post[post.length - 1];
-  return (byUser || byWeb) && NUMERIC_ID.test(id) ? { platformId: id } : null;
+  return (byUser || byWeb) && isSnowflake(id) ? { platformId: id } : null;
 }

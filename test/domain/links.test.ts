@@ -80,6 +80,7 @@ const accepted: Accepted[] = [
   [`https://x.com/i/status/${TW}`, 'twitter', TW],
   [`https://x.com/i/web/status/${TW}`, 'twitter', TW],
   [`http://twitter.com/jack/status/20`, 'twitter', '20'],
+  [`https://x.com/jack/status/9223372036854775807`, 'twitter', '9223372036854775807'],
 ];
 
 describe('parseVideoLink: accepted links', () => {
@@ -169,6 +170,10 @@ const rejected: [link: string, why: string][] = [
   ['https://www.tiktok.com/@scout2015/video/72313384870756385x', 'non-digit id'],
   ['https://www.tiktok.com/@scout2015/video/0723133848707563857', 'leading zero'],
   ['https://www.tiktok.com/@scout2015/video/723133848707563857012', '21 digits'],
+  // Past a signed 64-bit id (9223372036854775807): no platform has such a video.
+  ['https://www.tiktok.com/@scout2015/video/72313384870756385701', '20 digits'],
+  ['https://www.tiktok.com/@scout2015/video/9223372036854775808', 'one past the largest 64-bit id'],
+  ['https://x.com/jack/status/18446744073709551615', 'an unsigned 64-bit id'],
   [`https://www.tiktok.com/scout2015/video/${TT}`, 'user without @'],
   [`https://www.tiktok.com/@/video/${TT}`, 'empty user'],
   [`https://www.tiktok.com/@scout2015/photo/${TT}`, 'photo post'],
