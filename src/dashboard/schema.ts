@@ -39,4 +39,11 @@ export const dashboardMigrations: readonly Migration[] = [
     sql: `
       ALTER TABLE dashboard.sessions ADD COLUMN IF NOT EXISTS shown_once_for text;`,
   },
+  {
+    // A sign-in deletes the member's dead sessions (sessions.ts): found by member, ended or not.
+    id: 'dashboard/004-sessions-by-member',
+    sql: `
+      CREATE INDEX IF NOT EXISTS sessions_of_member ON dashboard.sessions (member_id);
+      DROP INDEX IF EXISTS dashboard.sessions_member;`,
+  },
 ];

@@ -1,6 +1,8 @@
 // Server-side sessions. The cookie holds a random id; the table holds only its SHA-256, so a
 // leaked table opens no session. A new id at every sign-in (no fixation), ended at sign-out,
-// when the member is removed, after 12 hours idle or 7 days in all. Times are wall time.
+// when the member is removed, after 12 hours idle or 7 days in all. Times are wall time. A
+// member's dead sessions are deleted at their next sign-in, so the table holds about the live
+// ones: one row per sign-in otherwise, forever.
 //
 // A session also holds what one page shows once after a form redirects to it (Post/Redirect/
 // Get: a new key's value, a webhook secret, an invitation link, a confirmation). It is sealed
@@ -34,7 +36,13 @@ export class Sessions {
   async start(memberId: string): Promise<string> {
     const id = randomBytes(32).toString('base64url');
     const now = this.wall.now();
-    await this.pool.query(`INSERT INTO dashboard.sessions (id_hash, member_id, created_at, last_seen_at) VALUES ($1, $2, $3, $3)`, [hashOf(id), memberId, now]);
+    await this.pool.query(
+      `WITH dead AS (
+         DELETE FROM dashboard.sessions WHERE member_id = $2 AND (ended_at IS NOT NULL OR created_at <= $4 OR last_seen_at <= $5)
+       )
+       INSERT INTO dashboard.sessions (id_hash, member_id, created_at, last_seen_at) VALUES ($1, $2, $3, $3)`,
+      [hashOf(id), memberId, now, new Date(now.getTime() - ABSOLUTE_MS), new Date(now.getTime() - IDLE_MS)],
+    );
     return id;
   }
 

@@ -74,6 +74,30 @@ describe('dashboard sessions', () => {
     const { rows } = await service.db.pool.query(`SELECT count(*)::int AS n FROM dashboard.sessions WHERE id_hash = $1 OR id_hash = $2`, [mine, theirs[0]]);
     assert.equal(rows[0].n, 0, 'the table holds hashes, not the ids');
   });
+
+  it("a sign-in deletes the member's ended and timed-out sessions, not live ones nor others'", async () => {
+    const wall = new ManualClock('2026-11-01T00:00:00.000Z');
+    const sessions = new Sessions(service.db.pool, wall);
+    const owner = await member(wall);
+    const colleague = await member(wall, 'member', owner.orgId);
+    const rowsOf = async (memberId: string) =>
+      (await service.db.pool.query(`SELECT count(*)::int AS n FROM dashboard.sessions WHERE member_id = $1`, [memberId])).rows[0].n as number;
+    const signedOut = await sessions.start(owner.memberId);
+    await sessions.end(signedOut);
+    const idle = await sessions.start(owner.memberId);
+    const theirs = await sessions.start(colleague.memberId);
+    await sessions.end(theirs);
+    wall.advance(IDLE_MS - HOUR);
+    const live = await sessions.start(owner.memberId);
+    assert.equal(await rowsOf(owner.memberId), 2, 'the signed-out session is gone; the idle one is not dead yet');
+    wall.advance(2 * HOUR);
+    assert.ok(await sessions.lookup(live), 'the live session is used');
+    const latest = await sessions.start(owner.memberId);
+    assert.equal(await sessions.lookup(idle), null);
+    assert.equal(await rowsOf(owner.memberId), 2, 'the session idle for 12 hours is gone');
+    for (const id of [live, latest]) assert.equal((await sessions.lookup(id))?.memberId, owner.memberId);
+    assert.equal(await rowsOf(colleague.memberId), 1, "another member's ended session waits for their own sign-in");
+  });
 });
 
 describe('key usage counters', () => {
