@@ -120,7 +120,10 @@ export async function dashboardPlugin(app: FastifyInstance, deps: ApiDeps, optio
     // throttle keeps it, which would hold up to a whole body's worth of text per attempt.
     if (!isEmail(normalizeEmail(email))) return again('Enter a valid e-mail address.', 400);
     // Counted before the password is checked: attempts sent at once get no more checks than these.
-    if (!throttle.attempt(email)) return again('Too many sign-in attempts for this account: wait a few minutes.', 429);
+    if (!throttle.attempt(email)) {
+      reply.header('retry-after', throttle.secondsLeft(email));
+      return again('Too many sign-in attempts for this account: wait a few minutes.', 429);
+    }
     const found = await signedInMember(await credentialsByEmail(deps.pool, email), password);
     if (!found) return again('Wrong e-mail or password.', 401);
     throttle.succeeded(email);
@@ -180,7 +183,10 @@ export async function dashboardPlugin(app: FastifyInstance, deps: ApiDeps, optio
         throw error;
       }
     });
-    if (outcome === 'throttled') return again('Too many password attempts for this account: wait a few minutes.', 429);
+    if (outcome === 'throttled') {
+      reply.header('retry-after', throttle.secondsLeft(invitation.email));
+      return again('Too many password attempts for this account: wait a few minutes.', 429);
+    }
     if (outcome === 'in use') {
       return again('This password already signs you in to another organization: choose a different one, so that each password opens its own organization.', 400);
     }

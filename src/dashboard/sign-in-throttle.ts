@@ -38,6 +38,13 @@ export class SignInThrottle {
     return true;
   }
 
+  /** Whole seconds until the account's window ends (what a refusal's Retry-After says). */
+  secondsLeft(email: string): number {
+    const entry = this.attempts.get(normalizeEmail(email));
+    if (!entry) return 0;
+    return Math.max(0, Math.ceil((entry.since + WINDOW_MS - this.wall.now().getTime()) / 1000));
+  }
+
   /** The password was right: this attempt is not counted. */
   succeeded(email: string): void {
     const entry = this.attempts.get(normalizeEmail(email));

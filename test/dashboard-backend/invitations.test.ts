@@ -196,6 +196,8 @@ describe('a password for a new membership', () => {
     const throttled = await accept(second.link, 'the password being guessed');
     assert.equal(throttled.statusCode, 429, throttled.body);
     assert.match(throttled.body, /Too many password attempts for this account/);
+    const retryAfter = Number(throttled.headers['retry-after']);
+    assert.ok(Number.isInteger(retryAfter) && retryAfter > 0 && retryAfter <= 15 * 60, `Retry-After: ${throttled.headers['retry-after']}`);
     assert.equal((await new DashboardClient(service.app).get(second.link)).statusCode, 200, 'the invitation is still unused');
   });
 

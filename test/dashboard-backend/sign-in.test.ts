@@ -92,6 +92,9 @@ describe('dashboard sign-in', () => {
     // The account waits out its window: the right password, from elsewhere, is not checked either.
     const right = await post('/login', { email, password: 'the right password, not guessed' }, undefined, { from: '198.51.100.2' });
     assert.equal(right.statusCode, 429, right.body);
+    // How long the account waits, said as the per-address limit says it: the window's rest.
+    const retryAfter = Number(right.headers['retry-after']);
+    assert.ok(Number.isInteger(retryAfter) && retryAfter > 0 && retryAfter <= 15 * 60, `Retry-After: ${right.headers['retry-after']}`);
   });
 
   it('checks 10 of 15 attempts sent at once, the right password last among them; the other 5 are throttled', async () => {
