@@ -43,7 +43,7 @@ export function decideAlerts(command: AlertCommand, state: AlertsState): AlertEv
   const at = command.now.toISOString();
   if (command.type === 'CreateAlert') {
     if (state.has(command.alertId)) throw new DomainError('already_exists', `Alert ${command.alertId} already exists`);
-    if (state.size >= MAX_ALERTS_PER_ORGANIZATION) throw new DomainError('invalid_state', `An organization has at most ${MAX_ALERTS_PER_ORGANIZATION} alerts`);
+    if (state.size >= MAX_ALERTS_PER_ORGANIZATION) throw new DomainError('limit_reached', `An organization has at most ${MAX_ALERTS_PER_ORGANIZATION} alerts`);
     const { orgId, alertId, mode, videoId, metric, condition } = command;
     return [{ type: 'MetricAlertCreated', data: { orgId, alertId, mode, videoId, metric, condition, at } }];
   }

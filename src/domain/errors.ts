@@ -14,5 +14,7 @@ export type DomainErrorCode =
   | 'already_exists'
   | 'not_monitoring'
   | 'invalid_state'
+  /** A per-organization limit (alerts, webhook endpoints) is reached. */
+  | 'limit_reached'
   | 'insufficient_balance'
   | 'invalid_argument';

@@ -130,7 +130,7 @@ export function decideWebhooks(command: WebhookCommand, state: WebhooksState): W
   if (command.type === 'CreateEndpoint') {
     if (state.has(endpointId)) throw new DomainError('already_exists', `Webhook endpoint ${endpointId} already exists`);
     if (state.size >= MAX_ENDPOINTS_PER_ORGANIZATION) {
-      throw new DomainError('invalid_state', `An organization has at most ${MAX_ENDPOINTS_PER_ORGANIZATION} webhook endpoints`);
+      throw new DomainError('limit_reached', `An organization has at most ${MAX_ENDPOINTS_PER_ORGANIZATION} webhook endpoints`);
     }
     const invalid = checkEventTypes(command.events);
     if (invalid) throw new DomainError('invalid_argument', invalid);

@@ -2,7 +2,7 @@
 // (once per crossing), computed on bigints (counts beyond 2^53 stay exact).
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { alertFires, decideAlerts, evolveAlerts, initialAlertsState, scaledPercent, type MetricPoint } from '../../src/domain/alerts.ts';
+import { alertFires, decideAlerts, evolveAlerts, initialAlertsState, MAX_ALERTS_PER_ORGANIZATION, scaledPercent, type MetricPoint } from '../../src/domain/alerts.ts';
 
 const H = 3_600_000;
 const series = (...values: Array<bigint | number>): MetricPoint[] => values.map((v, i) => ({ time: i * H, value: BigInt(v) }));
@@ -50,5 +50,13 @@ describe('decideAlerts', () => {
     const state = created.reduce(evolveAlerts, initialAlertsState);
     assert.equal(decideAlerts({ type: 'DeleteAlert', orgId: 'o', alertId: 'a', now }, state)[0]!.type, 'MetricAlertDeleted');
     assert.throws(() => decideAlerts({ type: 'DeleteAlert', orgId: 'o', alertId: 'b', now }, state), /Alert not found/);
+  });
+
+  test('at most 100 alerts: one more is refused as a limit reached', () => {
+    const now = new Date('2026-03-01T00:00:00Z');
+    const create = (alertId: string) => ({ type: 'CreateAlert' as const, orgId: 'o', alertId, mode: 'live' as const, videoId: 'all', metric: 'views' as const, condition: { crosses: '5' }, now });
+    let state = initialAlertsState;
+    for (let i = 0; i < MAX_ALERTS_PER_ORGANIZATION; i++) state = decideAlerts(create(`a${i}`), state).reduce(evolveAlerts, state);
+    assert.throws(() => decideAlerts(create('one-more'), state), { code: 'limit_reached', message: /at most 100 alerts/ });
   });
 });

@@ -15,7 +15,7 @@ function given(...commands: WebhookCommand[]): WebhooksState {
 describe('decideWebhooks', () => {
   test('at most 20 endpoints; a deleted one frees its place', () => {
     const full = given(...Array.from({ length: 20 }, (_, i) => create(`e${i}`)));
-    assert.throws(() => decideWebhooks(create('e20'), full), /at most 20/);
+    assert.throws(() => decideWebhooks(create('e20'), full), { code: 'limit_reached', message: /at most 20/ });
     const freed = given(...Array.from({ length: 20 }, (_, i) => create(`e${i}`)), { type: 'DeleteEndpoint', orgId: 'o', endpointId: 'e0', now });
     assert.equal(decideWebhooks(create('e20'), freed).length, 1);
   });
@@ -35,7 +35,7 @@ describe('decideWebhooks', () => {
   test('disabling twice records once; a test needs an enabled endpoint', () => {
     const disabled = given(create('e'), disable(now, now));
     assert.deepEqual(decideWebhooks(disable(now, now), disabled), []);
-    assert.throws(() => decideWebhooks({ type: 'SendTest', orgId: 'o', endpointId: 'e', now }, disabled), /disabled/);
+    assert.throws(() => decideWebhooks({ type: 'SendTest', orgId: 'o', endpointId: 'e', now }, disabled), { code: 'invalid_state', message: /disabled/ });
   });
 
   test('an attempt begun before the endpoint was enabled again does not disable it; one begun since does', () => {

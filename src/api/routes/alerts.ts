@@ -70,7 +70,7 @@ export const alertRoutes = (deps: ApiDeps): FastifyPluginAsyncTypebox => async (
         if (video.org_id !== caller.orgId) throw new HttpError(403, { error: 'Access denied' });
       }
       const created = await createAlert(deps.store, deps.clock, { orgId: caller.orgId, mode: caller.mode, videoId, metric, condition }).catch((error: unknown) => {
-        if (error instanceof DomainError && error.code === 'invalid_state') throw new HttpError(409, TOO_MANY_ALERTS.example);
+        if (error instanceof DomainError && error.code === 'limit_reached') throw new HttpError(409, TOO_MANY_ALERTS.example);
         throw error;
       });
       await awaitProjection(deps, created.handled.position);

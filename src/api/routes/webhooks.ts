@@ -148,9 +148,8 @@ export function refuseDisabled(row: Pick<WebhookEndpointRow, 'enabled'>): void {
 export function webhookDomainError(error: unknown): never {
   if (error instanceof DomainError) {
     if (error.code === 'not_found') throw new HttpError(404, ENDPOINT_NOT_FOUND.example);
-    if (error.code === 'invalid_state') {
-      throw new HttpError(409, TOO_MANY_ENDPOINTS.example);
-    }
+    if (error.code === 'limit_reached') throw new HttpError(409, TOO_MANY_ENDPOINTS.example);
+    if (error.code === 'invalid_state') throw new HttpError(409, ENDPOINT_DISABLED.example);
     if (error.code === 'invalid_argument') throw invalidRequest([{ field: 'events', message: error.message }]);
   }
   throw error;
@@ -337,10 +336,7 @@ export const webhookRoutes = (deps: ApiDeps, webhooks: NonNullable<ApiDeps['webh
     async (request, reply) => {
       const caller = request.caller!;
       const endpoint = await ownEndpoint(caller, request.params.id);
-      const handled = await sendWebhookTest(deps.store, deps.clock, caller.orgId, endpoint.endpoint_id).catch((error: unknown) => {
-        if (error instanceof DomainError && error.code === 'invalid_state') throw new HttpError(409, ENDPOINT_DISABLED.example);
-        return webhookDomainError(error);
-      });
+      const handled = await sendWebhookTest(deps.store, deps.clock, caller.orgId, endpoint.endpoint_id).catch(webhookDomainError);
       await awaitProjection(deps, handled.position);
       return reply.code(202).send({ success: true, id: endpoint.endpoint_id, event_type: 'webhook.test' as const });
     },
