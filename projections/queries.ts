@@ -219,13 +219,21 @@ export async function listWebhookEndpoints(pool: Pool, orgId: string, mode: KeyM
   return rows;
 }
 
-/** Enabled endpoints of these organizations (any mode): whom an event may go to. */
-export async function enabledWebhookEndpoints(pool: Pool, orgIds: readonly string[]): Promise<WebhookEndpointRow[]> {
-  const { rows } = await pool.query<WebhookEndpointRow>(
-    `SELECT ${WEBHOOK_COLUMNS} FROM ${rm}.webhook_endpoints WHERE org_id = ANY($1::text[]) AND enabled`,
+/** An endpoint with the log position of its creation. */
+export interface LoggedWebhookEndpointRow extends WebhookEndpointRow {
+  created: Position;
+}
+
+/**
+ * Enabled endpoints of these organizations (any mode): whom an event may go to. Which of them
+ * existed at each event is for the caller to decide by their positions.
+ */
+export async function enabledWebhookEndpoints(pool: Pool, orgIds: readonly string[]): Promise<LoggedWebhookEndpointRow[]> {
+  const { rows } = await pool.query<WebhookEndpointRow & { created_commit: string; created_prepare: string }>(
+    `SELECT ${WEBHOOK_COLUMNS}, created_commit::text, created_prepare::text FROM ${rm}.webhook_endpoints WHERE org_id = ANY($1::text[]) AND enabled`,
     [orgIds],
   );
-  return rows;
+  return rows.map(({ created_commit, created_prepare, ...endpoint }) => ({ ...endpoint, created: { commit: BigInt(created_commit), prepare: BigInt(created_prepare) } }));
 }
 
 /** What a `snapshot.created` body needs of each video (both fixed once it is tracked), without the video's wide row. */

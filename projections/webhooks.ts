@@ -1,5 +1,7 @@
 // Read model: each organization's webhook endpoints as the API shows them and the webhook
-// reactor reads them (secrets only in their sealed form).
+// reactor reads them (secrets only in their sealed form). Each row keeps the log position of its
+// endpoint's creation: the reactor, however far behind, sends an endpoint only what the log
+// holds after it.
 import { ident, ofType, type LoggedEvent, type Projection } from './projection.ts';
 
 /** One endpoint's changes in a page, folded in log order (an update carries only what it changes). */
@@ -19,7 +21,8 @@ interface Patch {
 
 export const webhooksProjection: Projection = {
   name: 'webhooks',
-  version: 1,
+  // 2: the log position of the endpoint's creation.
+  version: 2,
   tables: ['webhook_endpoints'],
   consumes: ['WebhookEndpointCreated', 'WebhookEndpointUpdated', 'WebhookEndpointDisabled', 'WebhookSecretRotated', 'WebhookEndpointDeleted'],
   ddl: (schema) => `
@@ -36,18 +39,22 @@ export const webhooksProjection: Projection = {
       previous_sealed_secret text,
       previous_expires_at timestamptz,
       created_at timestamptz NOT NULL,
-      updated_at timestamptz NOT NULL
+      updated_at timestamptz NOT NULL,
+      created_commit numeric NOT NULL,
+      created_prepare numeric NOT NULL
     );
     CREATE INDEX IF NOT EXISTS webhook_endpoints_org ON ${ident(schema)}.webhook_endpoints (org_id, mode, created_at);`,
 
   async apply(client, schema, events) {
     const s = ident(schema);
-    const created = ofType(events, 'WebhookEndpointCreated').map((e) => e.data);
+    // Positions as decimal strings: bigints do not go through JSON.
+    const created = ofType(events, 'WebhookEndpointCreated').map((e) => ({ ...e.data, commit: `${e.position.commit}`, prepare: `${e.position.prepare}` }));
     if (created.length > 0) {
       await client.query(
-        `INSERT INTO ${s}.webhook_endpoints (endpoint_id, org_id, mode, url, events, description, sealed_secret, created_at, updated_at)
-         SELECT "endpointId", "orgId", mode, url, ARRAY(SELECT jsonb_array_elements_text(events)), description, "sealedSecret", at, at
-         FROM jsonb_to_recordset($1::jsonb) AS w("endpointId" text, "orgId" text, mode text, url text, events jsonb, description text, "sealedSecret" text, at timestamptz)
+        `INSERT INTO ${s}.webhook_endpoints (endpoint_id, org_id, mode, url, events, description, sealed_secret, created_at, updated_at, created_commit, created_prepare)
+         SELECT "endpointId", "orgId", mode, url, ARRAY(SELECT jsonb_array_elements_text(events)), description, "sealedSecret", at, at, commit, prepare
+         FROM jsonb_to_recordset($1::jsonb) AS w("endpointId" text, "orgId" text, mode text, url text, events jsonb, description text, "sealedSecret" text,
+           at timestamptz, commit numeric, prepare numeric)
          ON CONFLICT DO NOTHING`,
         [JSON.stringify(created)],
       );

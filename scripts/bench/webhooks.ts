@@ -101,8 +101,8 @@ export const webhooksBenchmark: Benchmark = {
         await pool.query(`TRUNCATE webhooks.deliveries, webhooks.delivery_batches, ${READ_SCHEMA}.webhook_endpoints`);
         const ids = Array.from({ length: endpoints }, (_, i) => `wh_bench_${endpoints}_${i}`);
         await pool.query(
-          `INSERT INTO ${READ_SCHEMA}.webhook_endpoints (endpoint_id, org_id, mode, url, events, sealed_secret, created_at, updated_at)
-           SELECT id, 'org_bench_' || id, 'live', $2 || '/' || id, ARRAY['snapshot.created'], $3, now(), now() FROM unnest($1::text[]) AS id`,
+          `INSERT INTO ${READ_SCHEMA}.webhook_endpoints (endpoint_id, org_id, mode, url, events, sealed_secret, created_at, updated_at, created_commit, created_prepare)
+           SELECT id, 'org_bench_' || id, 'live', $2 || '/' || id, ARRAY['snapshot.created'], $3, now(), now(), 0, 0 FROM unnest($1::text[]) AS id`,
           [ids, sink.url, box.seal(newWebhookSecret())],
         );
         const now = systemClock.now();

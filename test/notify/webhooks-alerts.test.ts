@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { API, client, expectError, expectInvalid, expectStatus, passHours, tracked } from '../api/helpers.ts';
 import { until } from '../support/wait.ts';
-import { webhookFixture, webhooksQuiet } from '../support/webhook-receiver.ts';
+import { webhookFixture, webhooksQuiet, withReactorBehind } from '../support/webhook-receiver.ts';
 
 const fixture = webhookFixture();
 
@@ -21,26 +21,6 @@ async function subscribed() {
 async function emailsOf(alertId: string): Promise<Array<{ to: string; subject: string }>> {
   const { rows } = await fixture.service.db.pool.query(`SELECT message FROM notify.outbox WHERE message_id LIKE $1 ORDER BY recorded_at`, [`<${alertId}.%`]);
   return rows.map((r) => r.message);
-}
-
-/**
- * Runs `append` with the webhook reactor behind it: a transaction of the test's stays open
- * meanwhile, and readers of the log see nothing committed after it began until it ends, so the
- * reactor reads every event of `append` on one page once they are all in the log (as after a
- * restart, or while it waits for the projector). The requests are answered once their
- * read-your-writes wait gives up. The transaction ends also on failure.
- */
-async function withReactorBehind<T>(append: () => Promise<T>): Promise<T> {
-  const horizon = await fixture.service.db.pool.connect();
-  try {
-    await horizon.query('BEGIN; SELECT pg_current_xact_id()');
-    const result = await append();
-    await horizon.query('COMMIT');
-    return result;
-  } finally {
-    await horizon.query('ROLLBACK').catch(() => undefined);
-    horizon.release();
-  }
 }
 
 describe('metric alerts', () => {
@@ -153,7 +133,7 @@ describe('metric alerts fire on the snapshots recorded while they existed, howev
   test('an alert created after a snapshot does not fire on it', async () => {
     const { api, path } = await subscribed();
     await webhooksQuiet(fixture.service);
-    const { before, alert } = await withReactorBehind(async () => {
+    const { before, alert } = await withReactorBehind(fixture.service, async () => {
       const before = await tracked(api);
       const alert = expectStatus(await api.post('/alerts', { video_id: 'all', metric: 'views', condition: { crosses: '1' } }), 201);
       return { before, alert };
@@ -170,7 +150,7 @@ describe('metric alerts fire on the snapshots recorded while they existed, howev
     const { org, api, path } = await subscribed();
     const alert = expectStatus(await api.post('/alerts', { video_id: 'all', metric: 'views', condition: { crosses: '1' } }), 201);
     await webhooksQuiet(fixture.service);
-    const video = await withReactorBehind(async () => {
+    const video = await withReactorBehind(fixture.service, async () => {
       const video = await tracked(api);
       const removed = await fixture.service.app.inject({ method: 'DELETE', url: `${API}/alerts/${alert.id}`, headers: { 'x-api-key': org.liveKey } });
       expectStatus(removed, 200);

@@ -2,7 +2,8 @@
 // only once the read models hold every change of endpoints before them, so an endpoint created
 // just before an event gets it (at least once), on the event's page or on one before, and one
 // disabled just before does not. The lag is real: a transaction holds
-// the endpoints table, so the projector cannot apply its page until the test lets it.
+// the endpoints table, so the projector cannot apply its page until the test lets it. And
+// however late the reactor reads an event, an endpoint created after it does not get it.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { comparePositions, type Position } from '../../src/eventstore/port.ts';
@@ -11,7 +12,7 @@ import { readCheckpoint } from '../../src/notify/checkpoint.ts';
 import { READ_SCHEMA } from '../../projections/index.ts';
 import { API, client, expectStatus, tracked } from '../api/helpers.ts';
 import { until } from '../support/wait.ts';
-import { webhookFixture, webhooksQuiet } from '../support/webhook-receiver.ts';
+import { webhookFixture, webhooksQuiet, withReactorBehind } from '../support/webhook-receiver.ts';
 
 const fixture = webhookFixture();
 
@@ -128,5 +129,25 @@ describe('webhook targets while the read models lag the log', () => {
     const { deliveries } = expectStatus(await api.get(`/webhooks/${endpoint.id}/deliveries`), 200);
     assert.deepEqual(deliveries, [], 'an event after the disable is no delivery of the endpoint (not even one failed as "endpoint disabled")');
     assert.equal(fixture.receiver.on('/disabled-late').length, 0);
+  });
+});
+
+describe('webhook targets however far behind the reactor is', () => {
+  test('an endpoint created after an event does not get it, though the reactor read both on one page; it gets the events after it', async () => {
+    const org = await fixture.service.organization({ usd: '100' });
+    const api = client(fixture.service, org.liveKey);
+    const [earlier, later] = [await tracked(api), await tracked(api)];
+    await webhooksQuiet(fixture.service);
+    const endpoint = await withReactorBehind(fixture.service, async () => {
+      expectStatus(await api.stop(earlier.id), 200);
+      const created = expectStatus(await api.post('/webhooks', { url: `${fixture.receiver.url}/created-after`, events: ['video.stopped'] }), 201);
+      fixture.receiver.expect('/created-after', created.secret);
+      return created;
+    });
+    expectStatus(await api.stop(later.id), 200);
+    await fixture.receiver.waitFor('/created-after', 1);
+    await webhooksQuiet(fixture.service);
+    const received = fixture.receiver.on('/created-after').map((r) => r.json.data.video.id);
+    assert.deepEqual(received, [later.id], `${endpoint.id} was created after ${earlier.id} stopped`);
   });
 });

@@ -34,8 +34,8 @@ async function setUp(t: TestContext) {
   const secret = newWebhookSecret();
   receiver.expect('/hook', secret);
   await db.pool.query(
-    `INSERT INTO ${READ_SCHEMA}.webhook_endpoints (endpoint_id, org_id, mode, url, events, sealed_secret, created_at, updated_at)
-     VALUES ('wh_yield', 'org_yield', 'live', $1, ARRAY['snapshot.created'], $2, now(), now())`,
+    `INSERT INTO ${READ_SCHEMA}.webhook_endpoints (endpoint_id, org_id, mode, url, events, sealed_secret, created_at, updated_at, created_commit, created_prepare)
+     VALUES ('wh_yield', 'org_yield', 'live', $1, ARRAY['snapshot.created'], $2, now(), now(), 0, 0)`,
     [`${receiver.url}/hook`, box.seal(secret)],
   );
   const clock = new ManualClock('2026-03-01T00:00:00.000Z');

@@ -131,6 +131,26 @@ export async function webhooksQuiet(service: { db: { pool: import('pg').Pool }; 
  * A service with webhooks on (the receiver's 127.0.0.1 allowed as a target) and a receiver,
  * started before the calling file's tests and stopped after them, also when they fail.
  */
+/**
+ * Runs `append` with the webhook reactor behind it: a transaction of the test's stays open
+ * meanwhile, and readers of the log see nothing committed after it began until it ends, so the
+ * reactor reads every event of `append` on one page once they are all in the log (as after a
+ * restart, or while it waits for the projector). The requests are answered once their
+ * read-your-writes wait gives up. The transaction ends also on failure.
+ */
+export async function withReactorBehind<T>(service: { db: { pool: import('pg').Pool } }, append: () => Promise<T>): Promise<T> {
+  const horizon = await service.db.pool.connect();
+  try {
+    await horizon.query('BEGIN; SELECT pg_current_xact_id()');
+    const result = await append();
+    await horizon.query('COMMIT');
+    return result;
+  } finally {
+    await horizon.query('ROLLBACK').catch(() => undefined);
+    horizon.release();
+  }
+}
+
 export function webhookFixture(): { readonly service: TestService; readonly receiver: WebhookReceiver } {
   let service: TestService | undefined;
   let receiver: WebhookReceiver | undefined;

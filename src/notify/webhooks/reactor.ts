@@ -12,7 +12,7 @@ import { withTransaction } from '../../db/pool.ts';
 import type { AlertMetric } from '../../domain/alerts.ts';
 import type { SnapshotRecorded } from '../../domain/video.ts';
 import type { UrlPolicy } from '../../domain/webhook-url.ts';
-import type { EventStore, Position, RecordedEvent } from '../../eventstore/port.ts';
+import { comparePositions, type EventStore, type Position, type RecordedEvent } from '../../eventstore/port.ts';
 import {
   alertsOfOrganizations,
   enabledWebhookEndpoints,
@@ -23,8 +23,8 @@ import {
   readVideos,
   snapshotTotals,
   type MetricAlertRow,
+  type LoggedWebhookEndpointRow,
   type SnapshotVideo,
-  type WebhookEndpointRow,
 } from '../../../projections/queries.ts';
 import type { ProjectionWatcher } from '../../../projections/watcher.ts';
 import { createMailer, type MailOptions } from '../mailer.ts';
@@ -213,7 +213,7 @@ export class WebhookReactor {
     }
     const orgIds = [...new Set([...causes.map((c) => c.orgId), ...balance.spenders.keys()])];
     const endpoints = await enabledWebhookEndpoints(pool, orgIds);
-    const endpointsOf = new Map<string, WebhookEndpointRow[]>();
+    const endpointsOf = new Map<string, LoggedWebhookEndpointRow[]>();
     for (const e of endpoints) {
       const ofOrg = endpointsOf.get(e.org_id);
       if (ofOrg) ofOrg.push(e);
@@ -225,7 +225,7 @@ export class WebhookReactor {
     const watching = [...balance.spenders].map(([orgId, event]) => ({
       orgId,
       event,
-      endpoints: endpoints.filter((e) => e.org_id === orgId && e.mode === 'live' && e.events.includes('balance.low')),
+      endpoints: endpoints.filter((e) => e.org_id === orgId && e.mode === 'live' && e.events.includes('balance.low') && comparePositions(e.created, event.position) < 0),
     })).filter((w) => w.endpoints.length > 0);
     const snapshots = causes.filter((c) => c.event.type === 'SnapshotRecorded');
     const alerts = snapshots.length > 0 ? await alertsOfOrganizations(pool, [...new Set(snapshots.map((c) => c.orgId))], snapshots[0]!.event.position) : [];
@@ -280,7 +280,7 @@ export class WebhookReactor {
   }
 
   /** metric.alert: the firings of the page's snapshots, as deliveries and e-mails. */
-  private async alertsFired(watched: Array<{ cause: WebhookCause; alerts: MetricAlertRow[] }>, endpoints: readonly WebhookEndpointRow[]) {
+  private async alertsFired(watched: Array<{ cause: WebhookCause; alerts: MetricAlertRow[] }>, endpoints: readonly LoggedWebhookEndpointRow[]) {
     const deliveries: NewDelivery[] = [];
     const messages: OutboxMessage[] = [];
     if (watched.length === 0) return { deliveries, messages };
@@ -365,8 +365,10 @@ export class WebhookReactor {
 }
 
 /** Whether an endpoint gets this event: same organization and mode, and subscribed (a test goes to its one endpoint). */
-function subscribed(endpoint: WebhookEndpointRow, cause: WebhookCause): boolean {
+/** Whether the endpoint gets the cause: its organization's and mode's, subscribed, and created before it in the log. */
+function subscribed(endpoint: LoggedWebhookEndpointRow, cause: WebhookCause): boolean {
   if (endpoint.org_id !== cause.orgId || endpoint.mode !== cause.mode) return false;
+  if (comparePositions(endpoint.created, cause.event.position) >= 0) return false;
   if (cause.endpointId !== null) return endpoint.endpoint_id === cause.endpointId;
   return endpoint.events.includes(cause.type);
 }
