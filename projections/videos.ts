@@ -310,7 +310,7 @@ function fold(event: LoggedEvent, created: Map<string, NewVideo>, changed: Map<s
       row.next_slot = Math.max(row.next_slot, event.data.slot + 1);
       row.consecutive_failures = 0;
       if (event.data.metadata) row.current_metadata = event.data.metadata;
-      row.last_updated = event.data.snapshotTime;
+      row.last_updated = later(row.last_updated, event.data.snapshotTime);
       return;
     case 'CollectionFailed':
       row.next_slot = Math.max(row.next_slot, event.data.slot + 1);
@@ -320,22 +320,22 @@ function fold(event: LoggedEvent, created: Map<string, NewVideo>, changed: Map<s
       row.status = 'error';
       row.is_deleted = event.data.isDeleted;
       row.ended_at = event.data.at;
-      row.last_updated = event.data.at;
+      row.last_updated = later(row.last_updated, event.data.at);
       return;
     case 'VideoPaused':
       row.status = 'paused';
-      row.last_updated = event.data.at;
+      row.last_updated = later(row.last_updated, event.data.at);
       return;
     case 'VideoResumed':
       row.status = 'monitoring';
       row.next_slot = Math.max(row.next_slot, event.data.nextSlot);
-      row.last_updated = event.data.at;
+      row.last_updated = later(row.last_updated, event.data.at);
       return;
     case 'VideoCompleted':
     case 'VideoCancelled':
       row.status = event.type === 'VideoCompleted' ? 'completed' : 'cancelled';
       row.ended_at = event.data.at;
-      row.last_updated = event.data.at;
+      row.last_updated = later(row.last_updated, event.data.at);
       return;
   }
 }
@@ -357,6 +357,15 @@ function last(value: string, where: string): string {
  */
 export function metadataKeySql(metadataText: string): string {
   return `encode(sha256(convert_to(${metadataText}, 'UTF8')), 'base64')`;
+}
+
+/**
+ * The later of two times: a stream's times need not follow its order (a pause decided before a
+ * snapshot and appended after it, on a retry), and last_updated is the latest of them, as the
+ * update across pages (greatest) and the replay (max) take it, however the events fell into pages.
+ */
+function later(current: string | null, time: string): string {
+  return current === null || Date.parse(time) > Date.parse(current) ? time : current;
 }
 
 function setAndReturn<K, V>(map: Map<K, V>, key: K, value: V): V {
