@@ -35,6 +35,9 @@ export class VersionMismatch extends Error {}
 
 export async function rebuildReadModels(store: EventStore, pool: Pool, options: RebuildOptions): Promise<RebuildResult> {
   const build = options.buildSchema ?? `${options.liveSchema}_rebuild`;
+  // The swap would move the same tables twice and fail, the build thrown away.
+  const twice = options.projections.filter((p, i) => options.projections.findIndex((q) => q.name === p.name) !== i);
+  if (twice.length > 0) throw new Error(`refusing to rebuild: ${[...new Set(twice.map((p) => p.name))].join(', ')} named more than once`);
   const plan = await planVersions(pool, options.liveSchema, options.projections);
   if (plan.newer.length > 0) throw new VersionMismatch(`refusing to rebuild: ${describeNewer(plan.newer)}; run the rebuild of that version`);
   if (plan.upgrade.length > 0) {

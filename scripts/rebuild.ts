@@ -39,7 +39,8 @@ const replayConnections = values['replay-connections'] === undefined ? undefined
 if (replayConnections !== undefined && !(Number.isInteger(replayConnections) && replayConnections >= 1)) {
   usageError('--replay-connections takes a whole number from 1 (read models made at once; default: the cores of this machine)');
 }
-const chosen = values.projection ? values.projection.map((name) => projectionByName(name) ?? name) : projections;
+// A name given twice is the same read model: built and swapped in once.
+const chosen = values.projection ? [...new Set(values.projection)].map((name) => projectionByName(name) ?? name) : projections;
 const unknown = chosen.filter((p) => typeof p === 'string');
 if (unknown.length > 0) {
   usageError(`unknown projection ${unknown.join(', ')}; choose from ${projections.map((p) => p.name).join(', ')}`);

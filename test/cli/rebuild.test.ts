@@ -83,6 +83,19 @@ test('a rebuild on PostgreSQL builds every read model where the log lies, says s
   assert.deepEqual(rows, [{ name: 'One' }]);
 });
 
+test('a projection named twice is rebuilt once and swapped in', async (t) => {
+  const db = await database(t);
+  const store = new PostgresEventStore(db.pool);
+  t.after(() => store.close());
+  await store.append('account-org_1', [{ type: 'OrganizationOpened', data: { orgId: 'org_1', name: 'One', email: 'one@example.test', plan: 'free', rateLimit: null, at: '2026-03-01T00:00:00.000Z' } }], 'no_stream');
+  await projectOnce(t, db);
+  const run = await rebuild(db, '--projection', 'api_keys', '--projection', 'api_keys');
+  assert.equal(run.code, 0, `exit ${run.code} (signal ${run.signal}): ${run.stderr}`);
+  assert.match(run.stdout, /rebuilt api_keys: 1 events .*swapped in/);
+  const { rows } = await db.pool.query(`SELECT name FROM ${READ_SCHEMA}.organizations`);
+  assert.deepEqual(rows, [{ name: 'One' }]);
+});
+
 test('a rebuild into a build schema that has already caught up swaps it in and exits 0', async (t) => {
   const db = await database(t);
   const store = new PostgresEventStore(db.pool);

@@ -176,6 +176,16 @@ test('a second rebuild is refused from the first one\'s start to the end of its 
   await assert.doesNotReject(rebuildReadModels(service.store, service.work.pool, { projections, liveSchema: READ_SCHEMA }), 'once the first has swapped in, a rebuild runs');
 });
 
+test('a rebuild given one projection twice is refused before it builds anything', async () => {
+  const videos = projections.find((p) => p.name === 'videos')!;
+  await assert.rejects(
+    rebuildReadModels(service.store, service.work.pool, { projections: [videos, videos], liveSchema: READ_SCHEMA, onProgress: () => assert.fail('it built') }),
+    /refusing to rebuild: videos named more than once/,
+  );
+  const { rows } = await service.db.pool.query(`SELECT to_regnamespace('${READ_SCHEMA}_rebuild') IS NULL AS none`);
+  assert.equal(rows[0].none, true, 'no build schema was made');
+});
+
 test('what is appended while a read model is replayed (its long transaction open) is projected live before the build ends', async () => {
   const { apiKey } = await someHistory();
   let tracked = '';
