@@ -6,11 +6,11 @@ import type { EventStore, Position } from '../src/eventstore/port.ts';
 import type { Projection } from './projection.ts';
 import { buildBeside, type ReplayOptions } from './runner.ts';
 import { swapIn } from './swap.ts';
-import { describeNewer, planVersions } from './versions.ts';
+import { VersionMismatch, describeNewer, planVersions } from './versions.ts';
 
 import { BuildLocked } from './runner.ts';
 
-export { BuildLocked };
+export { BuildLocked, VersionMismatch };
 
 export interface RebuildOptions {
   projections: readonly Projection[];
@@ -29,9 +29,6 @@ export interface RebuildResult {
   events: number;
   seconds: number;
 }
-
-/** The live read models are of another version than this code: the projector moves versions, not a rebuild. */
-export class VersionMismatch extends Error {}
 
 export async function rebuildReadModels(store: EventStore, pool: Pool, options: RebuildOptions): Promise<RebuildResult> {
   const build = options.buildSchema ?? `${options.liveSchema}_rebuild`;

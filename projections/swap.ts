@@ -7,7 +7,7 @@ import { withTransaction } from '../src/db/pool.ts';
 import { comparePositions, type Position } from '../src/eventstore/port.ts';
 import { readCheckpoints } from './checkpoints.ts';
 import { ident, type Projection } from './projection.ts';
-import { bookkeepingDdl } from './versions.ts';
+import { VersionMismatch, bookkeepingDdl } from './versions.ts';
 
 /** Named, not `*`: two versions' tables may hold their columns in another order. */
 const PARKED_COLUMNS = 'event_id, projection, commit_position, prepare_position, stream_id, revision, type, error, parked_at';
@@ -27,6 +27,21 @@ export async function swapIn(pool: Pool, build: string, live: string, projection
   await withTransaction(pool, async (client) => {
     await client.query(bookkeepingDdl(live));
     const held = await readCheckpoints(client, live, names, true);
+    // A rebuild checks versions when it starts; a projector of a newer version may have moved
+    // the live tables since (a deploy during the rebuild). Swapping the older build over them
+    // would undo that and leave the newer projector failing on tables it does not know. Read
+    // with the checkpoints held: that projector's swap holds them too, so one begun before this
+    // one has committed by now, and one begun after waits for it.
+    // (A projector's move to its version swaps in a build newer than the live tables: let through.)
+    const { rows: newer } = await client.query<{ projection: string; live: number; built: number }>(
+      `SELECT projection, l.version AS live, b.version AS built FROM ${to}.projection_versions l JOIN ${from}.projection_versions b USING (projection)
+       WHERE projection = ANY($1::text[]) AND l.version > b.version`,
+      [names],
+    );
+    if (newer.length > 0) {
+      const which = newer.map((r) => `${r.projection} is at version ${r.live} in ${live}, the build in ${build} has ${r.built}`).join('; ');
+      throw new VersionMismatch(`refusing to swap in: ${which} (a newer projector moved it meanwhile); nothing was swapped in: rebuild with the newer version`);
+    }
     if (catchUp && isBehind(await readCheckpoints(client, build, names), held)) {
       await catchUp();
       if (isBehind(await readCheckpoints(client, build, names), held)) throw new Error(`the build in ${build} did not reach the live read models' checkpoints`);

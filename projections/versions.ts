@@ -27,6 +27,9 @@ export function ddlHash(projection: Projection): string {
   return createHash('sha256').update(projection.ddl('schema')).digest('hex');
 }
 
+/** Read models of another version than this code (or than the build about to replace them): refused. */
+export class VersionMismatch extends Error {}
+
 export interface VersionPlan {
   /** No tables yet: the projector creates them in place (there is nothing to drop). */
   readonly create: Projection[];

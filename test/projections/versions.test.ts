@@ -10,8 +10,9 @@ import { allMigrations } from '../../src/migrations.ts';
 import { apiKeysProjection } from '../../projections/api-keys.ts';
 import { READ_SCHEMA } from '../../projections/index.ts';
 import type { Projection } from '../../projections/projection.ts';
+import { rebuildReadModels } from '../../projections/rebuild.ts';
 import { ProjectionRunner } from '../../projections/runner.ts';
-import { readModelsReady } from '../../projections/versions.ts';
+import { VersionMismatch, readModelsReady } from '../../projections/versions.ts';
 import { createTestDatabase } from '../support/db.ts';
 
 /** The next version of the api_keys read model: one more column. */
@@ -95,5 +96,52 @@ test('a newer projector stands by beside an older one, then builds beside and sw
   assert.deepEqual(await organizations(), ['org_1', 'org_2', 'org_3']);
   const { rows } = await db.pool.query(`SELECT version FROM rm.projection_versions WHERE projection = 'api_keys'`);
   assert.equal(rows[0].version, 2);
+  assert.deepEqual(failures, []);
+});
+
+test('a rebuild of the older version started before the newer projector moved the tables is refused at its swap, and swaps nothing', async (t) => {
+  const db = await createTestDatabase();
+  t.after(() => db.drop());
+  await migrate(db.pool, allMigrations);
+  const store = new PostgresEventStore(db.pool);
+  t.after(() => store.close());
+  const open = (n: number) =>
+    store.append(`account-org_${n}`, [{ type: 'OrganizationOpened', data: { orgId: `org_${n}`, name: `Org ${n}`, email: `${n}@example.test`, plan: 'free', rateLimit: null, at: '2026-03-01T00:00:00.000Z' } }], 'no_stream');
+  const passed = (runner: ProjectionRunner, target: Position) =>
+    until(`the projector to pass ${target.commit}/${target.prepare}`, async () => {
+      const p = runner.position$.value;
+      return p && comparePositions(p, target) >= 0 ? true : undefined;
+    });
+  const failures: unknown[] = [];
+
+  const v1 = new ProjectionRunner(store, db.pool, [apiKeysProjection], { schema: READ_SCHEMA });
+  t.after(() => v1.stop());
+  await v1.start((error) => failures.push(error));
+  await passed(v1, (await open(1)).position);
+  await v1.stop(); // the old deploy goes away
+
+  const v2 = new ProjectionRunner(store, db.pool, [apiKeysV2], { schema: READ_SCHEMA });
+  t.after(() => v2.stop());
+  const rebuilt = rebuildReadModels(store, db.pool, {
+    projections: [apiKeysProjection],
+    liveSchema: READ_SCHEMA,
+    // The rebuild of version 1 has built; version 2 is deployed before it swaps, and its projector moves the tables.
+    onBuilt: async () => {
+      await v2.start((error) => failures.push(error));
+      assert.ok(v2.active, `v2 did not start: ${failures.map(String).join('; ')}`);
+    },
+  });
+  await assert.rejects(rebuilt, (error: Error) => {
+    assert.ok(error instanceof VersionMismatch, String(error));
+    assert.match(error.message, /api_keys is at version 2 in rm, the build in rm_rebuild has 1 .*nothing was swapped in/);
+    return true;
+  });
+
+  const { rows } = await db.pool.query(`SELECT version FROM rm.projection_versions WHERE projection = 'api_keys'`);
+  assert.equal(rows[0].version, 2);
+  // The version-2 projector goes on projecting into its tables.
+  await passed(v2, (await open(2)).position);
+  const organizations = await db.pool.query(`SELECT org_id, reviewed FROM rm.organizations ORDER BY org_id`);
+  assert.deepEqual(organizations.rows, [{ org_id: 'org_1', reviewed: false }, { org_id: 'org_2', reviewed: false }]);
   assert.deepEqual(failures, []);
 });
