@@ -21,6 +21,8 @@ export interface RebuildOptions {
   onProgress?: (events: number, position: Position) => void;
   /** Read models made where the log lies (PostgreSQL: replay.ts): how many at once, and progress. */
   replay?: ReplayOptions;
+  /** Told when a build of a newer version left in the build schema is dropped (runner.ts dropNewerBuild). */
+  onDropped?: (reason: string) => void;
   /** Called once the log as it was at the start is built, before the swap. */
   onBuilt?: () => void | Promise<void>;
 }
@@ -65,6 +67,7 @@ async function buildAndSwap(store: EventStore, pool: Pool, options: RebuildOptio
   await buildBeside(store, pool, options.projections, build, {
     batchSize,
     replay,
+    onDropped: options.onDropped,
     onPage: (n, position) => {
       events += n;
       options.onProgress?.(events, position);

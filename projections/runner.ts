@@ -29,7 +29,7 @@ import { describeParked, errorText, isTransient, parkBehind, parkEvents, parkedS
 import { ident, type LoggedEvent, type Projection } from './projection.ts';
 import { replayInDatabase } from './replay.ts';
 import { swapIn } from './swap.ts';
-import { bookkeepingDdl, createReadModels, describeNewer, planVersions } from './versions.ts';
+import { VersionMismatch, bookkeepingDdl, createReadModels, describeNewer, planVersions } from './versions.ts';
 
 export interface RunnerOptions {
   schema: string;
@@ -79,6 +79,9 @@ export class CheckpointMoved extends Error {
   }
 }
 
+/** Why a runner stands by when another process holds its schema's lock. */
+const LOCK_HELD = 'another process projects these read models';
+
 /** Another process holds the build schema's lock. */
 export class BuildLocked extends Error {
   constructor(readonly schema: string) {
@@ -107,6 +110,7 @@ function defaultOnParked(parked: ParkedEvent): void {
 /**
  * Replays the log into `projections`' tables in `build` (found again after a crash) until the
  * head of the log as it was when called. Refused with BuildLocked while another build holds it.
+ * A build of a newer version found there is dropped first (dropNewerBuild).
  */
 export async function buildBeside(
   store: EventStore,
@@ -120,8 +124,12 @@ export async function buildBeside(
     replay?: ReplayOptions;
     /** A connection for each read model (default true); one for a short catch-up, where connections may be few. */
     connectionPerProjection?: boolean;
+    /** Told when a build of a newer version found in `build` was dropped (dropNewerBuild). */
+    onDropped?: (reason: string) => void;
   } = {},
 ): Promise<void> {
+  const dropped = await dropNewerBuild(pool, projections, build);
+  if (dropped) options.onDropped?.(dropped);
   const target = await store.headPosition();
   const failures = new Subject<unknown>();
   const runner = new ProjectionRunner(store, pool, projections, {
@@ -138,13 +146,46 @@ export async function buildBeside(
     failures.next(error);
   });
   try {
-    // Not running: refused the lock (another build holds it), or failed to start (said as itself).
-    if (!runner.active) throw firstError ?? new BuildLocked(build);
+    // Not running: refused the lock (another build holds it), found a newer version there, or
+    // failed to start (said as itself).
+    if (!runner.active) {
+      const reason = runner.standbyReason;
+      throw firstError ?? (reason && reason !== LOCK_HELD ? new VersionMismatch(`cannot build in ${build}: ${reason}`) : new BuildLocked(build));
+    }
     const caughtUp = runner.position$.pipe(filter((position) => !target || (position !== null && comparePositions(position, target) >= 0)));
     await firstValueFrom(merge(caughtUp, failures.pipe(mergeMap((error) => throwError(() => error)))));
   } finally {
     await runner.stop();
   }
+}
+
+/**
+ * A build that a process of a newer version left in `build` (a rebuild or a move to a new
+ * version, killed, then the deploy rolled back) cannot be resumed by this code: its runner
+ * would stand by there for good. A build is scratch, so it is dropped and built afresh; the
+ * newer version, deployed again, starts its own afresh too. Only while no runner builds there
+ * (its lock is held for the drop); the callers' own locks (a rebuild's, the live projector's)
+ * keep out a process between its build and its swap. Returns what was dropped, or null.
+ */
+export async function dropNewerBuild(pool: Pool, projections: readonly Projection[], build: string): Promise<string | null> {
+  const { rows } = await pool.query<{ found: boolean }>(`SELECT to_regclass($1) IS NOT NULL AS found`, [`${ident(build)}.parked_events`]);
+  if (!rows[0]!.found) return null;
+  const { newer } = await planVersions(pool, build, projections);
+  if (newer.length === 0) return null;
+  const client = await pool.connect();
+  try {
+    const lock = `vidtrack.projector.${build}`;
+    const { rows: locked } = await client.query<{ locked: boolean }>(`SELECT pg_try_advisory_lock(hashtext($1)) AS locked`, [lock]);
+    if (!locked[0]!.locked) throw new BuildLocked(build);
+    try {
+      await client.query(`DROP SCHEMA ${ident(build)} CASCADE`);
+    } finally {
+      await client.query(`SELECT pg_advisory_unlock(hashtext($1))`, [lock]);
+    }
+  } finally {
+    client.release();
+  }
+  return `dropped the unfinished build of a newer version in ${build} (${describeNewer(newer)}); building afresh`;
 }
 
 export class ProjectionRunner {
@@ -213,7 +254,7 @@ export class ProjectionRunner {
     const { rows } = await client.query<{ locked: boolean }>(`SELECT pg_try_advisory_lock(hashtext($1)) AS locked`, [`vidtrack.projector.${schema}`]);
     if (replaced()) return;
     if (!rows[0]!.locked) {
-      this.standbyReason = 'another process projects these read models';
+      this.standbyReason = LOCK_HELD;
       return this.standBy(onError);
     }
     const prepared = await this.prepareTables(client, replaced);

@@ -90,6 +90,7 @@ try {
     liveSchema: READ_SCHEMA,
     onProgress,
     replay: { connections: replayConnections, onReplayed },
+    onDropped: (reason) => console.log(reason),
     onBuilt: finish,
   });
   console.log(`rebuilt ${names}: ${result.events} events in ${result.seconds.toFixed(1)} s (${rate(result.events)} events/s), swapped in`);

@@ -126,6 +126,30 @@ test('a rebuild into a build schema that has already caught up swaps it in and e
   assert.deepEqual(rows, [{ name: 'One' }]);
 });
 
+test('a build left by a killed rebuild of a newer version is dropped, said so, and built afresh', async (t) => {
+  const db = await database(t);
+  const store = new PostgresEventStore(db.pool);
+  t.after(() => store.close());
+  await store.append('account-org_1', [{ type: 'OrganizationOpened', data: { orgId: 'org_1', name: 'One', email: 'one@example.test', plan: 'free', rateLimit: null, at: '2026-03-01T00:00:00.000Z' } }], 'no_stream');
+  await projectOnce(t, db);
+  // The next version's rebuild, killed before its swap; that deploy was then rolled back.
+  const next = projections.map((p) => (p.name === 'videos' ? { ...p, version: p.version + 1 } : p));
+  const killed = new ProjectionRunner(store, db.pool, next, { schema: `${READ_SCHEMA}_rebuild` });
+  t.after(() => killed.stop());
+  await killed.start((error) => assert.fail(String(error)));
+  assert.ok(killed.active, 'the newer build ran');
+  await killed.stop();
+
+  const run = await rebuild(db);
+  assert.equal(run.code, 0, `exit ${run.code} (signal ${run.signal}): ${run.stderr}`);
+  assert.match(run.stdout, /dropped the unfinished build of a newer version in rm_rebuild \(videos is at version \d+ in the database, this code has \d+\); building afresh/);
+  assert.match(run.stdout, /swapped in/);
+  const { rows } = await db.pool.query(`SELECT name FROM ${READ_SCHEMA}.organizations`);
+  assert.deepEqual(rows, [{ name: 'One' }]);
+  const versions = await db.pool.query(`SELECT version FROM ${READ_SCHEMA}.projection_versions WHERE projection = 'videos'`);
+  assert.equal(versions.rows[0].version, projections.find((p) => p.name === 'videos')!.version, 'the live read model stays at this code\'s version');
+});
+
 test('a rebuild refused because another holds the build lock exits non-zero at once and says why', async (t) => {
   const db = await database(t);
   await projectOnce(t, db);

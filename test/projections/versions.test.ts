@@ -145,3 +145,29 @@ test('a rebuild of the older version started before the newer projector moved th
   assert.deepEqual(organizations.rows, [{ org_id: 'org_1', reviewed: false }, { org_id: 'org_2', reviewed: false }]);
   assert.deepEqual(failures, []);
 });
+
+test('a move to a new version finds the build of a still newer one, killed and rolled back, and builds afresh', async (t) => {
+  const db = await createTestDatabase();
+  t.after(() => db.drop());
+  await migrate(db.pool, allMigrations);
+  const store = new PostgresEventStore(db.pool);
+  t.after(() => store.close());
+  await store.append('account-org_1', [{ type: 'OrganizationOpened', data: { orgId: 'org_1', name: 'Org 1', email: '1@example.test', plan: 'free', rateLimit: null, at: '2026-03-01T00:00:00.000Z' } }], 'no_stream');
+  const failures: unknown[] = [];
+  const run = async (projection: Projection, schema: string) => {
+    const runner = new ProjectionRunner(store, db.pool, [projection], { schema });
+    t.after(() => runner.stop());
+    await runner.start((error) => failures.push(error));
+    return runner;
+  };
+  await (await run(apiKeysProjection, READ_SCHEMA)).stop();
+  // Version 3's move, killed halfway through its build beside; that deploy was rolled back to version 2.
+  await (await run({ ...apiKeysV2, version: apiKeysV2.version + 1 }, `${READ_SCHEMA}_upgrade`)).stop();
+
+  const v2 = await run(apiKeysV2, READ_SCHEMA);
+  assert.ok(v2.active, `version 2 did not move the read model: ${failures.map(String).join('; ')}`);
+  const { rows } = await db.pool.query(`SELECT version FROM rm.projection_versions WHERE projection = 'api_keys'`);
+  assert.equal(rows[0].version, 2);
+  assert.deepEqual((await db.pool.query(`SELECT org_id, reviewed FROM rm.organizations`)).rows, [{ org_id: 'org_1', reviewed: false }]);
+  assert.deepEqual(failures, []);
+});
