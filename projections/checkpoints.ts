@@ -4,12 +4,17 @@ import type { Pool, PoolClient } from 'pg';
 import type { Position } from '../src/eventstore/port.ts';
 import { ident } from './projection.ts';
 
+/**
+ * `retries` counts the retries of parked events (parking.ts), which change rows without moving
+ * the checkpoint: the API's view of the read models includes it (src/api/read-barrier.ts).
+ */
 export function checkpointsDdl(schema: string): string {
   return `CREATE TABLE IF NOT EXISTS ${ident(schema)}.checkpoints (
     projection text PRIMARY KEY,
     commit_position numeric,
     prepare_position numeric,
-    updated_at timestamptz NOT NULL DEFAULT now()
+    updated_at timestamptz NOT NULL DEFAULT now(),
+    retries bigint NOT NULL DEFAULT 0
   );`;
 }
 

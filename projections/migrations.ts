@@ -28,4 +28,8 @@ export const projectionMigrations: readonly Migration[] = [
         PRIMARY KEY (event_id, projection)
       );`,
   },
+  {
+    id: 'projections/002-checkpoint-retries',
+    sql: `ALTER TABLE rm.checkpoints ADD COLUMN IF NOT EXISTS retries bigint NOT NULL DEFAULT 0;`,
+  },
 ];

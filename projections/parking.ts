@@ -208,6 +208,9 @@ async function parkedOfStream(db: Pool | PoolClient, schema: string, projection:
  * One stream's parked events for `projection`, in log order, each in a savepoint. The stream's
  * rows are read again under the checkpoint row's lock, which the projector's pages hold too:
  * the two never interleave, and events the projector parked meanwhile are retried with them.
+ * The lock is taken by counting the retry on the checkpoint row: a retry changes read-model
+ * rows without moving the checkpoint, and the API keeps answers by the read models' version
+ * (src/api/read-barrier.ts), which includes the count; it commits with the rows.
  */
 async function retryStream(store: EventStore, pool: Pool, projection: Projection, schema: string, streamId: string, eventId?: string): Promise<RetryOutcome> {
   // The stream as the log holds it now, mended data included.
@@ -215,7 +218,7 @@ async function retryStream(store: EventStore, pool: Pool, projection: Projection
   const s = ident(schema);
   return withTransaction(pool, async (client) => {
     const outcome: RetryOutcome = { applied: [], still_parked: [] };
-    await client.query(`SELECT FROM ${s}.checkpoints WHERE projection = $1 FOR UPDATE`, [projection.name]);
+    await client.query(`UPDATE ${s}.checkpoints SET retries = retries + 1 WHERE projection = $1`, [projection.name]);
     const rows = await parkedOfStream(client, schema, projection.name, streamId);
     const from = eventId === undefined ? 0 : rows.findIndex((r) => r.event_id === eventId);
     if (from === -1) return outcome; // retried by someone else meanwhile

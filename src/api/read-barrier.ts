@@ -8,9 +8,11 @@
 // deposit, because this process had not heard of the page yet: 402 with the old balance.
 //
 // So the version is read from the database after the request arrived: the projections'
-// checkpoints, which commit with their rows, and the number of revoked keys (revocations
-// only ever add to it). An answer kept at that version holds every write acknowledged before
-// the request came; a key kept at that revocation count is still unrevoked.
+// checkpoints, which commit with their rows, the count of retries of parked events kept on
+// them (a retry changes rows without moving a checkpoint, and commits with its count), and
+// the number of revoked keys (revocations only ever add to it). An answer kept at that
+// version holds every write acknowledged before the request came; a key kept at that
+// revocation count is still unrevoked.
 //
 // One read serves every request that arrived before it started: a request that finds a read
 // already running waits for the next one (at most one more round trip), so under load the
@@ -21,15 +23,23 @@ import { READ_SCHEMA, projections } from '../../projections/index.ts';
 import type { ProjectionWatcher } from '../../projections/watcher.ts';
 import { prepared } from '../db/prepared.ts';
 
+/** A version of the read models: their rows change only when it does. */
+export interface ReadVersion {
+  /** Every projection has passed this position. */
+  readonly position: Position;
+  /** Retries of parked events into the read models (projections/parking.ts), all projections together. */
+  readonly retries: number;
+}
+
 export interface ReadView {
-  /** Every projection has passed this position (null: some projection has not started). */
-  readonly position: Position | null;
+  /** Null: some projection has not started. */
+  readonly version: ReadVersion | null;
   /** Keys revoked so far: a key cached at this count cannot have been revoked since. */
   readonly revokedKeys: number;
 }
 
 const VIEW_SQL = prepared(`
-  SELECT c.projection, c.commit_position::text, c.prepare_position::text,
+  SELECT c.projection, c.commit_position::text, c.prepare_position::text, c.retries::float8 AS retries,
          (SELECT count(*) FROM ${READ_SCHEMA}.api_keys WHERE revoked)::int AS revoked_keys
     FROM (SELECT NULL) AS always_one_row
     LEFT JOIN ${READ_SCHEMA}.checkpoints c ON c.projection = ANY($1::text[])`);
@@ -38,6 +48,7 @@ interface ViewRow {
   projection: string | null;
   commit_position: string | null;
   prepare_position: string | null;
+  retries: number | null;
   revoked_keys: number;
 }
 
@@ -78,10 +89,12 @@ export class ReadBarrier {
     const { rows } = await this.pool.query<ViewRow>({ ...VIEW_SQL, values: [this.names] });
     const found = rows.filter((r) => r.projection !== null && r.commit_position !== null && r.prepare_position !== null);
     let position: Position | null = null;
+    let retries = 0;
     if (found.length === this.names.length) {
       for (const row of found) {
         const p = { commit: BigInt(row.commit_position!), prepare: BigInt(row.prepare_position!) };
         if (!position || comparePositions(p, position) < 0) position = p;
+        retries += row.retries!;
       }
     }
     // The watcher may not have heard of these pages yet: everything that waits on it may go on.
@@ -89,6 +102,6 @@ export class ReadBarrier {
     // The database's own position, never the watcher's: after a rebuild swapped in tables whose
     // checkpoints are behind what the watcher saw, an answer read now must not be kept as one
     // of a version the tables have not reached.
-    return { position, revokedKeys: rows[0]?.revoked_keys ?? 0 };
+    return { version: position && { position, retries }, revokedKeys: rows[0]?.revoked_keys ?? 0 };
   }
 }

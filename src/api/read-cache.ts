@@ -1,49 +1,57 @@
 // Answers of the read routes kept as bytes while the read models stand still.
 //
-// Read models change only when the projection runner commits a page. Each request carries the
-// version of the read models it must see at least (request.view, read-barrier.ts: read from
-// the database after the request arrived). An answer read from the read models once they were
-// at version P holds everything up to P; it is kept under P and served to requests whose view
-// is P exactly, and a lookup at any other version misses. Reads taken while some projection
-// has no checkpoint yet are not kept. What depends on the clock (days_remaining) is not kept
-// either: bodies are kept as templates with the places of the clock-dependent numbers, filled
-// in per request.
+// Read models change when the projection runner commits a page, which moves the checkpoints,
+// and when an operator retries parked events (`admin parked retry`, another process), which
+// moves none but counts itself on them. Each request carries the version of the read models
+// it must see at least (request.view, read-barrier.ts: read from the database after the
+// request arrived): the position and that count. An answer read from the read models once
+// they were at version V holds everything up to V; it is kept under V and served to requests
+// whose view is V exactly, and a lookup at any other version misses. Reads taken while some
+// projection has no checkpoint yet are not kept. What depends on the clock (days_remaining)
+// is not kept either: bodies are kept as templates with the places of the clock-dependent
+// numbers, filled in per request.
 import type { FastifyReply } from 'fastify';
 import type { Pool } from 'pg';
 import { readUsage, type UsageRow } from '../../projections/queries.ts';
 import type { Micros } from '../domain/money.ts';
-import { comparePositions, type Position } from '../eventstore/port.ts';
+import { comparePositions } from '../eventstore/port.ts';
+import type { ReadVersion } from './read-barrier.ts';
 
 interface Entry<V> {
-  position: Position;
+  version: ReadVersion;
   value: V;
   bytes: number;
 }
 
-/** Values per key, each valid at one position only; least recently used go first past maxBytes. */
-export class PositionCache<V> {
+/** Later versions after earlier ones: the retries' count only grows while the position stands (until a rebuild's swap). */
+function compareVersions(a: ReadVersion, b: ReadVersion): number {
+  return comparePositions(a.position, b.position) || a.retries - b.retries;
+}
+
+/** Values per key, each valid at one version only; least recently used go first past maxBytes. */
+export class VersionCache<V> {
   private readonly entries = new Map<string, Entry<V>>();
   private bytes = 0;
 
   constructor(private readonly maxBytes: number) {}
 
-  get(key: string, position: Position): V | undefined {
+  get(key: string, version: ReadVersion): V | undefined {
     const entry = this.entries.get(key);
     if (!entry) return undefined;
-    if (comparePositions(entry.position, position) !== 0) return undefined;
+    if (compareVersions(entry.version, version) !== 0) return undefined;
     // Most recently used last in the map's order.
     this.entries.delete(key);
     this.entries.set(key, entry);
     return entry.value;
   }
 
-  set(key: string, position: Position, value: V, bytes: number): void {
+  set(key: string, version: ReadVersion, value: V, bytes: number): void {
     const old = this.entries.get(key);
     // A slow read must not replace what a later one kept.
-    if (old && comparePositions(old.position, position) > 0) return;
+    if (old && compareVersions(old.version, version) > 0) return;
     if (old) this.remove(key, old);
     if (bytes > this.maxBytes / 4) return;
-    this.entries.set(key, { position, value, bytes });
+    this.entries.set(key, { version, value, bytes });
     this.bytes += bytes;
     for (const [oldest, entry] of this.entries) {
       if (this.bytes <= this.maxBytes) break;
@@ -148,25 +156,25 @@ export function daysHole(i: number): Hole {
  */
 export class UsageReads {
   /** Reads in flight are shared: the requests of one page wait for one read. */
-  private readonly rows = new PositionCache<Promise<UsageRow | null>>(4 * 2 ** 20);
+  private readonly rows = new VersionCache<Promise<UsageRow | null>>(4 * 2 ** 20);
 
   constructor(private readonly pool: Pool) {}
 
-  /** `position`: the request's view (the read models have reached it before this read starts). */
-  read(orgId: string, position: Position | null): Promise<UsageRow | null> {
-    if (!position) return readUsage(this.pool, orgId);
-    const hit = this.rows.get(orgId, position);
+  /** `version`: the request's view (the read models have reached it before this read starts). */
+  read(orgId: string, version: ReadVersion | null): Promise<UsageRow | null> {
+    if (!version) return readUsage(this.pool, orgId);
+    const hit = this.rows.get(orgId, version);
     if (hit) return hit;
     const row = readUsage(this.pool, orgId);
-    this.rows.set(orgId, position, row, 200 + orgId.length);
+    this.rows.set(orgId, version, row, 200 + orgId.length);
     // A failed read is not kept: the next request asks again.
     row.catch(() => this.rows.delete(orgId, row));
     return row;
   }
 
   /** Balance minus uncharged usage: what a new tracking may spend (DESIGN §8, the 402 check). */
-  async availableFunds(orgId: string, position: Position | null): Promise<Micros> {
-    const usage = await this.read(orgId, position);
+  async availableFunds(orgId: string, version: ReadVersion | null): Promise<Micros> {
+    const usage = await this.read(orgId, version);
     return usage ? usage.balance - usage.uncharged : 0;
   }
 }

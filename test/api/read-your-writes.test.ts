@@ -16,6 +16,7 @@ import { allMigrations } from '../../src/migrations.ts';
 import type { Position } from '../../src/eventstore/port.ts';
 import { PostgresEventStore } from '../../src/eventstore/postgres.ts';
 import { READ_SCHEMA, projections } from '../../projections/index.ts';
+import { listParked, retryParked } from '../../projections/parking.ts';
 import { ProjectionRunner } from '../../projections/runner.ts';
 import { CHECKPOINT_CHANNEL, ProjectionWatcher } from '../../projections/watcher.ts';
 import { createTestDatabase, type TestDatabase } from '../support/db.ts';
@@ -92,5 +93,31 @@ describe('read-your-writes across processes', () => {
       const refused = await app.inject({ method: 'GET', url: '/api/v1/usage', headers });
       assert.equal(refused.statusCode, 401, `key ${i}: answered ${refused.statusCode} after its revocation was acknowledged`);
     }
+  });
+
+  it('a parked deposit retried through the CLI counts at once, in GET /usage and in the 402 check', async () => {
+    const { orgId } = await acknowledged(openOrganization(store, systemClock, { name: 'Parked', email: 'pk@example.test', plan: 'enterprise', rateLimit: 100_000 }));
+    const { apiKey } = await acknowledged(issueKey(store, systemClock, { orgId, name: 'k', mode: 'live' }));
+    const headers = { 'x-api-key': apiKey };
+    const track = () =>
+      app.inject({ method: 'POST', url: '/api/v1/videos/track', headers, payload: { video_link: 'https://x.com/ryw/status/2000000', duration_days: 1 } });
+    // A deposit of one day's worth whose amount the usage read model cannot take: it is parked.
+    const stream = `deposit-parked-${orgId}`;
+    const data = { orgId, depositId: 'parked-1', amount: 'one day' as unknown, reference: null, at: new Date().toISOString() };
+    await acknowledged(store.append(stream, [{ type: 'FundsDeposited', data }], 'no_stream'));
+    const parked = (await listParked(db.pool, READ_SCHEMA)).filter((p) => p.stream_id === stream && p.projection === 'usage');
+    assert.equal(parked.length, 1, 'the deposit is parked for usage');
+    // The API reads (and may keep) the usage row without the deposit...
+    const before = await app.inject({ method: 'GET', url: '/api/v1/usage', headers });
+    assert.equal(before.json().balance_usd, 0);
+    assert.equal((await track()).statusCode, 402);
+    // ...then the operator mends the data and retries: the rows change, no checkpoint moves.
+    await db.pool.query('UPDATE es.events SET data = $2 WHERE stream_id = $1', [stream, JSON.stringify({ ...data, amount: 360_000 })]);
+    const outcome = await retryParked(store, db.pool, projections, READ_SCHEMA, parked[0]!.event_id);
+    assert.deepEqual(outcome.applied.map((a) => a.projection), ['usage'], JSON.stringify(outcome));
+    const after = await app.inject({ method: 'GET', url: '/api/v1/usage', headers });
+    assert.equal(after.json().balance_usd, 0.36, 'GET /usage after the retry');
+    const tracked = await track();
+    assert.equal(tracked.statusCode, 201, `track after the retry answered ${tracked.statusCode} ${tracked.body}`);
   });
 });

@@ -8,6 +8,6 @@ import { errorsOf, Usage } from '../schemas.ts';
 export const usageRoutes = (_deps: ApiDeps, usage: UsageReads): FastifyPluginAsyncTypebox => async (app) => {
   app.get('/usage', { schema: { ...OPERATIONS.getUsage, response: { 200: Usage, ...errorsOf() } } }, async (request) => {
     const caller = request.caller!;
-    return presentUsage(await usage.read(caller.orgId, request.view!.position), caller.mode);
+    return presentUsage(await usage.read(caller.orgId, request.view!.version), caller.mode);
   });
 };

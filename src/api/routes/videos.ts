@@ -10,20 +10,20 @@ import { awaitProjection, type ApiDeps } from '../context.ts';
 import { HttpError, invalidRequest } from '../errors.ts';
 import type { Caller } from '../auth.ts';
 import { daysRemaining, presentListedVideo, presentVideoDetail } from '../present.ts';
-import { NumberTemplate, PositionCache, daysHole, daysPlaceholder, sendJson, type UsageReads } from '../read-cache.ts';
+import { NumberTemplate, VersionCache, daysHole, daysPlaceholder, sendJson, type UsageReads } from '../read-cache.ts';
 import { LIST_LINK_HEADER, OPERATIONS } from '../reference.ts';
 import { errorResponse, errorsOf, ListQuery, POSSIBLE_ID, SnapshotsCsvResponse, StopResult, TrackBody, TrackedVideo, TrackHeaders, VideoDetail, VideoList, VideoParams } from '../schemas.ts';
 import { csvDisposition, snapshotsCsv } from '../snapshots-csv.ts';
 import { decodeCursor, encodeCursor, INVALID_CURSOR, nextLink, type ListFilter } from '../list-cursor.ts';
 
 
-/** A video's GET answer as of a position: its row (owner, clock-dependent fields) and its body. */
+/** A video's GET answer as of a version of the read models: its row (owner, clock-dependent fields) and its body. */
 interface CachedDetail {
   video: VideoRow;
   body: NumberTemplate;
 }
 
-/** A list answer as of a position: its rows, its body and its next_cursor (null on the last page). */
+/** A list answer as of a version of the read models: its rows, its body and its next_cursor (null on the last page). */
 interface CachedList {
   rows: VideoRow[];
   body: NumberTemplate;
@@ -35,8 +35,8 @@ const TRACK_NOT_FOUND = { description: 'The video is private or deleted, or the 
 
 export const videoRoutes = (deps: ApiDeps, usage: UsageReads): FastifyPluginAsyncTypebox => async (app) => {
   // 720 snapshots make a body of about 150 kB: a few hundred such videos.
-  const details = new PositionCache<CachedDetail>(64 * 2 ** 20);
-  const lists = new PositionCache<CachedList>(32 * 2 ** 20);
+  const details = new VersionCache<CachedDetail>(64 * 2 ** 20);
+  const lists = new VersionCache<CachedList>(32 * 2 ** 20);
 
   /** The caller's video, or the spec's 404/403. A test key's world holds only test-mode videos. */
   function checkOwner(caller: Caller, video: VideoRow | null): VideoRow {
@@ -60,7 +60,7 @@ export const videoRoutes = (deps: ApiDeps, usage: UsageReads): FastifyPluginAsyn
     }
     const durationDays = request.body.duration_days;
     const view = request.view!;
-    const trackDeps = { ...deps, availableFunds: (orgId: string) => usage.availableFunds(orgId, view.position) };
+    const trackDeps = { ...deps, availableFunds: (orgId: string) => usage.availableFunds(orgId, view.version) };
     const outcome = await trackVideo(trackDeps, { orgId: caller.orgId, keyId: caller.keyId, mode: caller.mode, link, durationDays, idempotencyKey });
     switch (outcome.kind) {
       case 'tracked':
@@ -113,10 +113,10 @@ export const videoRoutes = (deps: ApiDeps, usage: UsageReads): FastifyPluginAsyn
     const linkNext = (nextCursor: string | null) => {
       if (nextCursor !== null) reply.header('link', nextLink(request.url, { platform, status, limit, cursor: nextCursor }));
     };
-    const position = request.view!.position;
+    const version = request.view!.version;
     // Every input of the page: the filter, the limit and where the page starts.
     const key = `${caller.orgId}\n${caller.mode}\n${platform ?? ''}\n${status ?? ''}\n${limit}\n${cursor ?? ''}`;
-    let cached = position ? lists.get(key, position) : undefined;
+    let cached = version ? lists.get(key, version) : undefined;
     if (!cached) {
       // One row more than the page tells whether a next page exists, in the same query.
       const found = await listVideos(deps.pool, { ...filter, limit: limit + 1, after });
@@ -131,12 +131,12 @@ export const videoRoutes = (deps: ApiDeps, usage: UsageReads): FastifyPluginAsyn
         next_cursor: nextCursor,
       });
       linkNext(nextCursor);
-      if (!position) return page((v) => daysRemaining(v, now));
+      if (!version) return page((v) => daysRemaining(v, now));
       const json = reply.serialize(page((_, i) => daysPlaceholder(i))) as string;
       const body = NumberTemplate.from(json, rows.map((_, i) => daysHole(i)), rows.map((v) => daysRemaining(v, now)));
       if (!body) return page((v) => daysRemaining(v, now));
       cached = { rows, body, nextCursor };
-      lists.set(key, position, cached, body.bytes);
+      lists.set(key, version, cached, body.bytes);
     } else linkNext(cached.nextCursor);
     const now = deps.clock.now();
     return sendJson(reply, cached.body.render(cached.rows.map((v) => daysRemaining(v, now))));
@@ -145,18 +145,18 @@ export const videoRoutes = (deps: ApiDeps, usage: UsageReads): FastifyPluginAsyn
   app.get('/videos/:id', { schema: { ...OPERATIONS.getVideo, params: VideoParams, response: { 200: VideoDetail, ...errorsOf(403, 404) } } }, async (request, reply) => {
     const caller = request.caller!;
     const id = request.params.id;
-    const position = request.view!.position;
-    let cached = position ? details.get(id, position) : undefined;
+    const version = request.view!.version;
+    let cached = version ? details.get(id, version) : undefined;
     if (!cached) {
       const video = await ownVideo(caller, id);
       const snapshots = await readSnapshots(deps.pool, video.video_id);
       const now = deps.clock.now();
-      if (!position) return presentVideoDetail(video, snapshots, now);
+      if (!version) return presentVideoDetail(video, snapshots, now);
       const json = reply.serialize({ ...presentVideoDetail(video, snapshots, now), days_remaining: daysPlaceholder(0) }) as string;
       const body = NumberTemplate.from(json, [daysHole(0)], [daysRemaining(video, now)]);
       if (!body) return presentVideoDetail(video, snapshots, now);
       cached = { video, body };
-      details.set(video.video_id, position, cached, body.bytes);
+      details.set(video.video_id, version, cached, body.bytes);
     }
     const video = checkOwner(caller, cached.video);
     return sendJson(reply, cached.body.render([daysRemaining(video, deps.clock.now())]));
