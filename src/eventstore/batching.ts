@@ -9,9 +9,11 @@
 // of them. Each append keeps its own meaning: appendMany is atomic per stream and checks each
 // stream's expected revision on its own, so a conflict fails that append only, as it would
 // have alone. A stream appears at most once per batch (a second append to it waits for the
-// next batch, where it sees the first). When the store refuses a batch for one append's data,
-// the batch is split down to that append (appendManyIsolating), so only the one at fault
-// fails. An outage before anything was written (appendMany rejects) fails the batch's appends,
+// next batch, where it sees the first). An append no store could take (no events, an invalid
+// expected revision) is refused before it joins a batch, which it would fail as a whole. When
+// the store refuses a batch for one append's data (a text PostgreSQL cannot hold, data that
+// is not JSON), the batch is split down to that append (appendManyIsolating), so only the one
+// at fault fails. An outage before anything was written (appendMany rejects) fails the batch's appends,
 // as it would have each alone; a failure of one stream's append while others were written
 // (EventStoreDB writes the streams of a batch one by one: the port reports it `failed`) fails
 // that append only, and the appends written resolve as written: told otherwise, their callers
@@ -24,7 +26,7 @@
 // Alone, an append or a read goes at once, so nothing waits when there is no queue.
 import type { Observable } from 'rxjs';
 import { appendManyIsolating, isRefused } from './isolate.ts';
-import { appendError, type AppendResult, type BatchAppendResult, type EventData, type EventStore, type ExpectedRevision, type Position, type RecordedEvent, type StreamAppend, type SubscribeOptions } from './port.ts';
+import { appendError, checkAppend, type AppendResult, type BatchAppendResult, type EventData, type EventStore, type ExpectedRevision, type Position, type RecordedEvent, type StreamAppend, type SubscribeOptions } from './port.ts';
 
 interface Waiting<Input, Output> {
   input: Input;
@@ -117,7 +119,13 @@ export class BatchingEventStore implements EventStore {
   }
 
   append(streamId: string, events: readonly EventData[], expectedRevision: ExpectedRevision): Promise<AppendResult> {
-    return this.appends.push({ streamId, events, expectedRevision });
+    const append = { streamId, events, expectedRevision };
+    try {
+      checkAppend(append);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.appends.push(append);
   }
 
   appendMany(appends: readonly StreamAppend[]): Promise<BatchAppendResult[]> {

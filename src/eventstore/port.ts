@@ -57,6 +57,18 @@ export type BatchAppendResult =
    */
   | { readonly streamId: string; readonly ok: false; readonly failed: unknown };
 
+/**
+ * Throws what makes an append wrong whatever the store holds (no stream id, no events, an
+ * invalid expected revision): it would fail any batch it joined, so it is refused before.
+ */
+export function checkAppend({ streamId, events, expectedRevision }: StreamAppend): void {
+  if (typeof streamId !== 'string' || streamId === '') throw new TypeError('stream id must be a non-empty string');
+  if (events.length === 0) throw new RangeError(`append to ${streamId} has no events`);
+  if (typeof expectedRevision === 'bigint' ? expectedRevision < 0n : expectedRevision !== 'any' && expectedRevision !== 'no_stream') {
+    throw new RangeError(`stream ${streamId}: invalid expected revision ${String(expectedRevision)}`);
+  }
+}
+
 /** The error a stream's append alone would have thrown, for an outcome that is not ok. */
 export function appendError(outcome: Extract<BatchAppendResult, { ok: false }>): unknown {
   return 'conflict' in outcome ? outcome.conflict : outcome.failed;

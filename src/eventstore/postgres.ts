@@ -34,6 +34,7 @@ import pg from 'pg';
 import { Observable, type Subscriber } from 'rxjs';
 import {
   appendError,
+  checkAppend,
   WrongExpectedRevision,
   type AppendResult,
   type BatchAppendResult,
@@ -527,14 +528,20 @@ function toParams(appends: readonly StreamAppend[]): unknown[] {
     const rev = append.expectedRevision;
     kinds.push(typeof rev === 'bigint' ? 'revision' : rev);
     expected.push(typeof rev === 'bigint' ? rev.toString() : null);
-    append.events.forEach((event, j) => {
-      ordinals.push(k + 1);
-      indexes.push(j + 1);
-      types.push(event.type);
-      // Stored as given: big integers travel as strings inside the data, never as numbers.
-      data.push(event.data === undefined ? 'null' : JSON.stringify(event.data));
-      metadata.push(event.metadata == null ? '{}' : JSON.stringify(event.metadata));
-    });
+    try {
+      append.events.forEach((event, j) => {
+        ordinals.push(k + 1);
+        indexes.push(j + 1);
+        types.push(event.type);
+        // Stored as given: big integers travel as strings inside the data, never as numbers.
+        data.push(event.data === undefined ? 'null' : JSON.stringify(event.data));
+        metadata.push(event.metadata == null ? '{}' : JSON.stringify(event.metadata));
+      });
+    } catch (error) {
+      // A bigint or a cycle in the data: named, so that the others of a batch go on without it
+      // (appendManyIsolating).
+      throw new UnstorableData(append.streamId, `stream ${append.streamId}: event data cannot be written as JSON: ${(error as Error).message}`, { cause: error });
+    }
   });
   const dataText = data.join('\n');
   const metadataText = metadata.join('\n');
@@ -570,16 +577,13 @@ const SUSPECT_ESCAPE = /\\u(?:0000|d[89a-f][0-9a-f]{2})/i;
 
 function validate(appends: readonly StreamAppend[]): void {
   const seen = new Set<string>();
-  for (const { streamId, events, expectedRevision } of appends) {
-    if (typeof streamId !== 'string' || streamId === '') throw new TypeError('stream id must be a non-empty string');
+  for (const append of appends) {
+    checkAppend(append);
+    const { streamId } = append;
     if (hasUnstorableCharacters(streamId)) throw new UnstorableData(streamId, 'stream id contains U+0000 or an unpaired UTF-16 surrogate');
     // Twice in one batch would make the second check race the first within one statement.
     if (seen.has(streamId)) throw new TypeError(`stream ${streamId} appears twice in one batch`);
     seen.add(streamId);
-    if (events.length === 0) throw new RangeError(`append to ${streamId} has no events`);
-    if (typeof expectedRevision === 'bigint' ? expectedRevision < 0n : expectedRevision !== 'any' && expectedRevision !== 'no_stream') {
-      throw new RangeError(`stream ${streamId}: invalid expected revision ${String(expectedRevision)}`);
-    }
   }
 }
 

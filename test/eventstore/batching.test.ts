@@ -123,6 +123,36 @@ test('batching: a batch refused for one append\'s data is split down to it, so o
   }
 });
 
+test('batching: an append with no events, an invalid expected revision or data that is not JSON fails alone; the others of its batch are written', async () => {
+  const { store, teardown } = await makeStores();
+  try {
+    const cyclic: Record<string, unknown> = {};
+    cyclic.self = cyclic;
+    // Hold a first append in flight so that the next ones queue up and go as one batch.
+    const first = store.append('first', [event(0)], 'no_stream');
+    const rest = [
+      store.append('good-1', [event(1)], 'no_stream'),
+      store.append('empty', [], 'no_stream'),
+      store.append('good-2', [event(2)], 'no_stream'),
+      store.append('negative', [event(3)], -1n),
+      store.append('big', [{ type: 'E', data: { n: 1n } }], 'no_stream'),
+      store.append('cycle', [{ type: 'E', data: cyclic }], 'no_stream'),
+      store.append('good-3', [event(3)], 'no_stream'),
+    ];
+    const outcomes = await Promise.allSettled([first, ...rest]);
+    assert.deepEqual(outcomes.map((o) => o.status), ['fulfilled', 'fulfilled', 'rejected', 'fulfilled', 'rejected', 'rejected', 'rejected', 'fulfilled']);
+    const reason = (i: number) => String((outcomes[i] as PromiseRejectedResult).reason);
+    assert.match(reason(2), /append to empty has no events/);
+    assert.match(reason(4), /stream negative: invalid expected revision -1/);
+    assert.match(reason(5), /UnstorableData: stream big: .*BigInt/);
+    assert.match(reason(6), /UnstorableData: stream cycle: .*circular/);
+    for (const good of ['good-1', 'good-2', 'good-3']) assert.equal((await store.readStream(good)).length, 1, good);
+    for (const bad of ['empty', 'negative', 'big', 'cycle']) assert.deepEqual(await store.readStream(bad), [], bad);
+  } finally {
+    await teardown();
+  }
+});
+
 test('batching: concurrent reads share round trips', async () => {
   const { store, calls, teardown } = await makeStores();
   try {
