@@ -5,8 +5,9 @@ import type { Position } from '../src/eventstore/port.ts';
 import { ident } from './projection.ts';
 
 /**
- * `retries` counts the retries of parked events (parking.ts), which change rows without moving
- * the checkpoint: the API's view of the read models includes it (src/api/read-barrier.ts).
+ * `retries` counts the changes of rows that need not move the checkpoint: retries of parked
+ * events (parking.ts) and the swaps of rebuilt tables (swap.ts). The API's view of the read
+ * models includes it (src/api/read-barrier.ts).
  */
 export function checkpointsDdl(schema: string): string {
   return `CREATE TABLE IF NOT EXISTS ${ident(schema)}.checkpoints (

@@ -51,12 +51,19 @@ export async function swapIn(pool: Pool, build: string, live: string, projection
       await client.query(`ALTER TABLE IF EXISTS ${to}.${ident(table)} SET SCHEMA ${retired}`);
       await client.query(`ALTER TABLE ${from}.${ident(table)} SET SCHEMA ${to}`);
     }
-    // A projection the build never reached (an empty log) has no checkpoint there: nor may it keep the old one.
-    await client.query(`DELETE FROM ${to}.checkpoints WHERE projection = ANY($1::text[])`, [names]);
-    await client.query(
-      `INSERT INTO ${to}.checkpoints (projection, commit_position, prepare_position, updated_at)
-       SELECT projection, commit_position, prepare_position, updated_at FROM ${from}.checkpoints WHERE projection = ANY($1::text[])`,
+    // A projection the build never reached (an empty log) has no checkpoint there: nor may it keep
+    // the old one. Its count of retries goes on, one more: fresh tables at the live position are
+    // a change the API's kept answers must see (src/api/read-cache.ts keys them on the two).
+    const { rows: counted } = await client.query<{ projection: string; retries: string }>(
+      `DELETE FROM ${to}.checkpoints WHERE projection = ANY($1::text[]) RETURNING projection, retries::text`,
       [names],
+    );
+    await client.query(
+      `INSERT INTO ${to}.checkpoints (projection, commit_position, prepare_position, updated_at, retries)
+       SELECT b.projection, b.commit_position, b.prepare_position, b.updated_at, coalesce(c.retries, 0) + 1
+       FROM ${from}.checkpoints b LEFT JOIN unnest($2::text[], $3::bigint[]) AS c(projection, retries) USING (projection)
+       WHERE b.projection = ANY($1::text[])`,
+      [names, counted.map((r) => r.projection), counted.map((r) => r.retries)],
     );
     await client.query(
       `INSERT INTO ${to}.projection_versions (projection, version, ddl_hash)

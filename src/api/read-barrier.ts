@@ -8,8 +8,8 @@
 // deposit, because this process had not heard of the page yet: 402 with the old balance.
 //
 // So the version is read from the database after the request arrived: the projections'
-// checkpoints, which commit with their rows, the count of retries of parked events kept on
-// them (a retry changes rows without moving a checkpoint, and commits with its count), and
+// checkpoints, which commit with their rows, the count kept on them of the changes that need
+// not move them (a retry of parked events, a rebuild's swap: each commits with its count), and
 // the number of revoked keys (revocations only ever add to it). An answer kept at that
 // version holds every write acknowledged before the request came; a key kept at that
 // revocation count is still unrevoked.
@@ -27,7 +27,7 @@ import { prepared } from '../db/prepared.ts';
 export interface ReadVersion {
   /** Every projection has passed this position. */
   readonly position: Position;
-  /** Retries of parked events into the read models (projections/parking.ts), all projections together. */
+  /** Retries of parked events and swaps of rebuilt tables (projections/checkpoints.ts), all projections together. */
   readonly retries: number;
 }
 

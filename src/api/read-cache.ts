@@ -1,8 +1,8 @@
 // Answers of the read routes kept as bytes while the read models stand still.
 //
 // Read models change when the projection runner commits a page, which moves the checkpoints,
-// and when an operator retries parked events (`admin parked retry`, another process), which
-// moves none but counts itself on them. Each request carries the version of the read models
+// and when an operator retries parked events (`admin parked retry`, another process) or a
+// rebuild swaps fresh tables in, which need not move them but count themselves on them. Each request carries the version of the read models
 // it must see at least (request.view, read-barrier.ts: read from the database after the
 // request arrived): the position and that count. An answer read from the read models once
 // they were at version V holds everything up to V; it is kept under V and served to requests
@@ -23,7 +23,7 @@ interface Entry<V> {
   bytes: number;
 }
 
-/** Later versions after earlier ones: the retries' count only grows while the position stands (until a rebuild's swap). */
+/** Later versions after earlier ones: the count only grows while the position stands. */
 function compareVersions(a: ReadVersion, b: ReadVersion): number {
   return comparePositions(a.position, b.position) || a.retries - b.retries;
 }

@@ -17,6 +17,7 @@ import type { Position } from '../../src/eventstore/port.ts';
 import { PostgresEventStore } from '../../src/eventstore/postgres.ts';
 import { READ_SCHEMA, projections } from '../../projections/index.ts';
 import { listParked, retryParked } from '../../projections/parking.ts';
+import { rebuildReadModels } from '../../projections/rebuild.ts';
 import { ProjectionRunner } from '../../projections/runner.ts';
 import { CHECKPOINT_CHANNEL, ProjectionWatcher } from '../../projections/watcher.ts';
 import { createTestDatabase, type TestDatabase } from '../support/db.ts';
@@ -119,5 +120,20 @@ describe('read-your-writes across processes', () => {
     assert.equal(after.json().balance_usd, 0.36, 'GET /usage after the retry');
     const tracked = await track();
     assert.equal(tracked.statusCode, 201, `track after the retry answered ${tracked.statusCode} ${tracked.body}`);
+  });
+
+  it('a rebuild swapped in at the same position counts at once in GET /usage', async () => {
+    const { orgId } = await acknowledged(openOrganization(store, systemClock, { name: 'Rebuilt', email: 'rb@example.test', plan: 'enterprise', rateLimit: 100_000 }));
+    const { apiKey } = await acknowledged(issueKey(store, systemClock, { orgId, name: 'k', mode: 'live' }));
+    const headers = { 'x-api-key': apiKey };
+    const { position } = await acknowledged(deposit(store, systemClock, orgId, 360_000, 'to be mended'));
+    // The API reads (and may keep) the usage row; then the operator mends the deposit in the log
+    // and rebuilds: no event is appended, so the rebuilt tables come in at the same position.
+    assert.equal((await app.inject({ method: 'GET', url: '/api/v1/usage', headers })).json().balance_usd, 0.36);
+    await db.pool.query(`UPDATE es.events SET data = jsonb_set(data::jsonb, '{amount}', '720000')::json WHERE type = 'FundsDeposited' AND data->>'orgId' = $1`, [orgId]);
+    await rebuildReadModels(store, db.pool, { projections: projections.filter((p) => p.name === 'usage'), liveSchema: READ_SCHEMA });
+    const { rows } = await db.pool.query(`SELECT commit_position::text FROM ${READ_SCHEMA}.checkpoints WHERE projection = 'usage'`);
+    assert.ok(BigInt(rows[0].commit_position) >= position!.commit, 'the rebuild reached the deposit');
+    assert.equal((await app.inject({ method: 'GET', url: '/api/v1/usage', headers })).json().balance_usd, 0.72, 'GET /usage after the rebuild');
   });
 });
