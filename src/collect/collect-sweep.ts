@@ -21,7 +21,7 @@ import { landedSpending, laterOf, settledSpending } from './landed-spending.ts';
 import { leaseOrganizations, markInFlight, recordSpent, releaseOrganizations, renewLeases, type InFlight } from './leases.ts';
 import type { WorkDeps } from './work-deps.ts';
 
-/** Spending appended by this sweep; `position` is null until its append returns. */
+/** Spending appended by this sweep; `position` is null until its append returns (and after, when it wrote nothing). */
 interface Spending {
   position: Position | null;
   byOrg: Map<string, number>;
@@ -67,8 +67,16 @@ export async function sweepDue(deps: WorkDeps, step: SweepStep): Promise<Applied
   /** Set after one catch-up wait timed out: a lagging projection is not waited for again batch after batch. */
   let lagging = false;
 
-  const record = (applied: AppliedDecisions, spent: Spending) => {
+  const record = (applied: AppliedDecisions & { unwritten: Decision[] }, spent: Spending) => {
     spent.position = applied.position;
+    // Its append is over: only the snapshots written are spent. An entry left with nothing
+    // written (position null) must not go on being subtracted for the rest of the sweep.
+    for (const { video, command } of applied.unwritten) {
+      if (command.type !== 'RecordSnapshot' || video.mode !== 'live') continue;
+      const left = (spent.byOrg.get(video.org_id) ?? 0) - SNAPSHOT_PRICE;
+      if (left > 0) spent.byOrg.set(video.org_id, left);
+      else spent.byOrg.delete(video.org_id);
+    }
     for (const [type, n] of applied.counts) counts.set(type, (counts.get(type) ?? 0) + n);
     for (const [key, n] of applied.perPlatform) perPlatform.set(key, (perPlatform.get(key) ?? 0) + n);
     if (applied.position && (!position || comparePositions(applied.position, position) > 0)) position = applied.position;

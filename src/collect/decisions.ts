@@ -36,10 +36,12 @@ function decideOrSkip(command: VideoCommand, state: ReturnType<typeof stateOf>) 
   }
 }
 
-export async function applyDecisions(store: EventStore, decisions: readonly Decision[]): Promise<AppliedDecisions> {
+/** `unwritten`: the decisions whose command was not written as decided (the video moved on, or the store refused it). */
+export async function applyDecisions(store: EventStore, decisions: readonly Decision[]): Promise<AppliedDecisions & { unwritten: Decision[] }> {
   const counts = new Map<string, number>();
   const perPlatform = new Map<string, number>();
   let position: Position | null = null;
+  const unwritten: Decision[] = [];
   const note = (platform: string, events: readonly { type: string }[], at: Position | null) => {
     for (const { type } of events) {
       counts.set(type, (counts.get(type) ?? 0) + 1);
@@ -53,32 +55,41 @@ export async function applyDecisions(store: EventStore, decisions: readonly Deci
   const pending: Decision[] = [];
   for (const decision of decisions) {
     const events = decideOrSkip(decision.command, stateOf(decision.video));
-    if (events.length === 0) continue;
+    if (events.length === 0) {
+      unwritten.push(decision);
+      continue;
+    }
     appends.push({ streamId: streamIdOfVideo(decision.video.video_id), events, expectedRevision: BigInt(decision.video.revision) });
     pending.push(decision);
   }
-  if (appends.length === 0) return { counts, perPlatform, position };
+  if (appends.length === 0) return { counts, perPlatform, position, unwritten };
 
   const results = await appendManyIsolating(store, appends);
   // A stream whose append failed (an outage) while others were written: the round fails as it
   // did when the whole call failed, and the sweep reads what landed from the log.
   for (const result of results) if ('failed' in result) throw result.failed;
-  const retries: Decision[] = [];
+  const retries: { decided: Decision; retry: Decision }[] = [];
   results.forEach((result, i) => {
-    if (result.ok) note(pending[i]!.video.platform, appends[i]!.events, result.result.position);
-    else if (isRefused(result)) retries.push(unstorable(pending[i]!, result.refused.message));
-    else retries.push(pending[i]!);
+    const decided = pending[i]!;
+    if (result.ok) note(decided.video.platform, appends[i]!.events, result.result.position);
+    else if (isRefused(result)) retries.push({ decided, retry: unstorable(decided, result.refused.message) });
+    else retries.push({ decided, retry: decided });
   });
-  for (const { video, command } of retries) {
+  for (const { decided, retry } of retries) {
+    const { video, command } = retry;
+    let written = false;
     try {
       const handled = await handleCommand(store, streamIdOfVideo(video.video_id), videoDecider, command);
       note(video.platform, handled.events, handled.position);
+      // A snapshot refused by the store is written, if at all, as a collection failure: not as decided.
+      written = retry === decided && handled.events.length > 0;
     } catch (error) {
       // Refused again, alone: nothing this scheduler can write for it now; the next sweep tries again.
       if (!(error instanceof DomainError) && !isUnstorableData(error)) throw error;
     }
+    if (!written) unwritten.push(decided);
   }
-  return { counts, perPlatform, position };
+  return { counts, perPlatform, position, unwritten };
 }
 
 /** A snapshot the store refused is a failed collection of its slot; other commands carry no platform data and are retried as they are. */

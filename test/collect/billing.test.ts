@@ -2,9 +2,12 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { DAY_MS, HOUR_MS } from '../../src/clock.ts';
+import type { Collector } from '../../src/collect/collector.ts';
+import type { CollectorSet } from '../../src/collect/collectors.ts';
 import { leaseOrganizations, releaseOrganizations } from '../../src/collect/leases.ts';
 import { chargeUsage, collectDue, completeEnded, resumeFunded } from '../../src/collect/work.ts';
 import { deposit } from '../../src/commands/account-commands.ts';
+import { stopVideo } from '../../src/commands/video-commands.ts';
 import { parseUsd } from '../../src/domain/money.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 import { collectHours, eventsOf, getUsage, getVideo, recordedSlots, track, youtubeLink } from './rounds.ts';
@@ -201,6 +204,50 @@ describe('pause and resume', () => {
     assert.equal(usage.balance_usd, 0);
     const statuses = [(await getVideo(service, org.liveKey, first)).status, (await getVideo(service, org.liveKey, second)).status];
     assert.deepEqual(statuses, ['paused', 'paused']);
+  });
+
+  it('a snapshot decided but not written (the video was stopped while the platform was asked) is not spent: the other videos are collected, not paused', async () => {
+    // 0.39 USD: three one-day tracks pass the 402 check; their slots 0 to 7 leave two snapshots' worth.
+    const org = await service.organization({ usd: '0.39' });
+    const videoOf = new Map<string, string>();
+    for (let i = 0; i < 3; i++) {
+      const link = youtubeLink();
+      videoOf.set(new URL(link).searchParams.get('v')!, await track(service, org.liveKey, link));
+    }
+    await collectHours(service, 7, () => collectDue(service.work));
+    await service.settle();
+    const usage = await getUsage(service, org.liveKey);
+    assert.equal(Math.round((usage.balance_usd - usage.uncharged_usage_usd) * 1e6), 30_000, 'two snapshots left to pay');
+
+    // The client stops the first video of the sweep while the platform is asked for it: its
+    // snapshot is decided, then refused (not_monitoring). Batches of one, so the other two videos
+    // are decided after that batch's append is over.
+    let stopped: string | undefined;
+    const collectors: CollectorSet = Object.assign(Object.create(service.work.collectors) as CollectorSet, {
+      forVideo: (mode: 'live' | 'test', platform: Parameters<CollectorSet['forVideo']>[1]): Collector => {
+        const inner = service.work.collectors.forVideo(mode, platform);
+        return {
+          name: inner.name,
+          async collect(refs) {
+            if (!stopped) {
+              stopped = videoOf.get(refs[0]!.platformId)!;
+              await stopVideo(service.store, service.clock, stopped);
+            }
+            return inner.collect(refs);
+          },
+        };
+      },
+    });
+    service.clock.advance(HOUR_MS);
+    await collectDue({ ...service.work, collectors, batchSize: 1 });
+    await service.settle();
+    assert.ok(stopped);
+    assert.deepEqual(await recordedSlots(service, stopped), range(0, 7), 'nothing written for the stopped video');
+    for (const id of [...videoOf.values()].filter((id) => id !== stopped)) {
+      assert.deepEqual(await recordedSlots(service, id), range(0, 8), `video ${id} is collected`);
+      assert.equal((await getVideo(service, org.liveKey, id)).status, 'monitoring');
+    }
+    assert.equal((await eventsOf(service, 'VideoPaused')).length, 0);
   });
 
   it('an organization that never pays again does not hold back the resume of one that does', async () => {
