@@ -5,7 +5,7 @@
 // the two must not leave the link claimed by a video that does not exist: a video append that
 // fails releases the claim (and a claim whose video never appears lapses by itself, see
 // domain/tracking-claim.ts).
-import type { Clock } from '../clock.ts';
+import { systemClock, type Clock } from '../clock.ts';
 import type { CollectorSet } from '../collect/collectors.ts';
 import type { ParsedLink } from '../domain/links.ts';
 import { estimatedCost, type Micros } from '../domain/money.ts';
@@ -48,6 +48,8 @@ export interface TrackDeps {
   store: EventStore;
   collectors: CollectorSet;
   clock: Clock;
+  /** Wall time, in which a claim whose video never appeared lapses (the system's clock unless given). */
+  wall?: Clock;
   /**
    * The query side's word on an organization's available funds (balance minus uncharged
    * usage): the API reads it from the usage read model as of the request's arrival. The
@@ -74,7 +76,8 @@ export async function trackVideo(deps: TrackDeps, request: TrackRequest): Promis
 
   const claimStream = streamIdOfTrackingClaim(orgId, mode, link.platform, platformId);
   const claim = await loadClaim(store, claimStream);
-  const holder = activeHolder(claim.state, claim.holderVideo, clock.now());
+  const wall = deps.wall ?? systemClock;
+  const holder = activeHolder(claim.state, claim.holderVideo, wall.now());
   if (holder) return holder === videoId ? repeated(store, videoId) : { kind: 'duplicate', videoId: holder };
 
   // Checked before the platform is asked: a client that cannot pay learns so at once.
@@ -87,7 +90,7 @@ export async function trackVideo(deps: TrackDeps, request: TrackRequest): Promis
   const [first] = await collector.collect([{ platform: link.platform, platformId, videoLink: link.videoLink, slot: 0 }]);
   if (!first || first.status !== 'ok') return failureOutcome(first?.status ?? 'invalid', first && 'message' in first ? first.message : 'no answer');
 
-  const holderNow = await claimLink(store, claimStream, videoId, orgId, clock, claim);
+  const holderNow = await claimLink(store, claimStream, videoId, orgId, { clock, wall }, claim);
   // Another track of the same link won the race: a repeat of this very request (same
   // Idempotency-Key, so the same video id) or a duplicate.
   if (holderNow !== videoId) return { kind: 'duplicate', videoId: holderNow };
@@ -169,14 +172,15 @@ function failureOutcome(status: 'not_found' | 'unavailable' | 'invalid', message
  * Not handleCommand's retry: after a conflict the holder may be another video, whose own
  * stream must be read again before deciding.
  */
-async function claimLink(store: EventStore, claimStream: string, videoId: string, orgId: string, clock: Clock, read: Claim): Promise<string> {
+async function claimLink(store: EventStore, claimStream: string, videoId: string, orgId: string, clocks: { clock: Clock; wall: Clock }, read: Claim): Promise<string> {
   let claim = read;
   for (let attempt = 1; ; attempt++) {
     if (attempt > 1) claim = await loadClaim(store, claimStream);
-    const now = clock.now();
-    const holder = activeHolder(claim.state, claim.holderVideo, now);
+    const wallNow = clocks.wall.now();
+    const holder = activeHolder(claim.state, claim.holderVideo, wallNow);
     if (holder) return holder;
-    const events = trackingClaimDecider.decide({ type: 'Claim', videoId, orgId, holderVideo: claim.holderVideo, now }, claim.state);
+    const command = { type: 'Claim' as const, videoId, orgId, holderVideo: claim.holderVideo, now: clocks.clock.now(), wallNow };
+    const events = trackingClaimDecider.decide(command, claim.state);
     try {
       await store.append(claimStream, events, claim.revision);
       return videoId;

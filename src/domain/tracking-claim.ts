@@ -4,18 +4,20 @@
 //
 // A claim names the video that holds the link. That video's own stream says whether it still
 // does (monitoring or paused); a claim whose video never appeared (its track failed, or the
-// process died between the two appends) lapses after a grace period, and a track whose video
-// could not be written releases its claim at once.
+// process died between the two appends) lapses after a grace period of wall time, and a track
+// whose video could not be written releases its claim at once.
 import { DomainError } from './errors.ts';
 import type { KeyMode, Platform, VideoStatus } from './platform.ts';
 
-export type TrackingClaimed = { type: 'TrackingClaimed'; data: { videoId: string; orgId: string; at: string } };
+/** `wallAt`: the claim's wall time, in which it lapses (absent from claims written before it was recorded). */
+export type TrackingClaimed = { type: 'TrackingClaimed'; data: { videoId: string; orgId: string; at: string; wallAt?: string } };
 export type TrackingReleased = { type: 'TrackingReleased'; data: { videoId: string; orgId: string; at: string } };
 export type TrackingClaimEvent = TrackingClaimed | TrackingReleased;
 
 export interface TrackingClaimState {
   /** The video named by the last claim, until it is released. */
   holder: string | null;
+  /** Wall time of the claim (ms); service time for a claim that did not record it. */
   claimedAt: number | null;
 }
 
@@ -30,10 +32,14 @@ export interface HolderVideo {
 }
 
 export type TrackingClaimCommand =
-  | { type: 'Claim'; videoId: string; orgId: string; holderVideo: HolderVideo; now: Date }
+  | { type: 'Claim'; videoId: string; orgId: string; holderVideo: HolderVideo; now: Date; wallNow: Date }
   | { type: 'Release'; videoId: string; orgId: string; now: Date };
 
-/** A claim whose video never appeared lapses after this (service time). */
+/**
+ * A claim whose video never appeared lapses after this, in wall time: a track appends its claim,
+ * then its video, and at a high TIME_SCALE ten service minutes can pass between the two (6 ms at
+ * 100000), so a second track would take the claim of a video still being written.
+ */
 export const CLAIM_GRACE_MS = 10 * 60_000;
 
 export const initialTrackingClaimState: TrackingClaimState = { holder: null, claimedAt: null };
@@ -45,18 +51,18 @@ export function streamIdOfTrackingClaim(orgId: string, mode: KeyMode, platform: 
 export function evolveTrackingClaim(state: TrackingClaimState, event: TrackingClaimEvent): TrackingClaimState {
   switch (event.type) {
     case 'TrackingClaimed':
-      return { holder: event.data.videoId, claimedAt: Date.parse(event.data.at) };
+      return { holder: event.data.videoId, claimedAt: Date.parse(event.data.wallAt ?? event.data.at) };
     case 'TrackingReleased':
       return state.holder === event.data.videoId ? initialTrackingClaimState : state;
   }
 }
 
 /** The video that holds the link now, if any: one still monitoring or paused, or one being created. */
-export function activeHolder(state: TrackingClaimState, holderVideo: HolderVideo, now: Date): string | null {
+export function activeHolder(state: TrackingClaimState, holderVideo: HolderVideo, wallNow: Date): string | null {
   if (!state.holder) return null;
   const active = holderVideo.exists
     ? holderVideo.status === 'monitoring' || holderVideo.status === 'paused'
-    : now.getTime() - (state.claimedAt ?? 0) < CLAIM_GRACE_MS;
+    : wallNow.getTime() - (state.claimedAt ?? 0) < CLAIM_GRACE_MS;
   return active ? state.holder : null;
 }
 
@@ -65,10 +71,10 @@ export function decideTrackingClaim(command: TrackingClaimCommand, state: Tracki
   const { videoId, orgId } = command;
   switch (command.type) {
     case 'Claim': {
-      const holder = activeHolder(state, command.holderVideo, command.now);
+      const holder = activeHolder(state, command.holderVideo, command.wallNow);
       if (holder === videoId) return [];
       if (holder) throw new DomainError('already_exists', `The link is tracked by video ${holder}`);
-      return [{ type: 'TrackingClaimed', data: { videoId, orgId, at } }];
+      return [{ type: 'TrackingClaimed', data: { videoId, orgId, at, wallAt: command.wallNow.toISOString() } }];
     }
     case 'Release':
       return state.holder === videoId ? [{ type: 'TrackingReleased', data: { videoId, orgId, at } }] : [];

@@ -1,11 +1,13 @@
 // POST /videos/track: spec §4.1, §7, §8 and DESIGN §8 (201, 409, 502, Idempotency-Key, 402 on available funds).
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { trackVideo } from '../../src/commands/track.ts';
+import { ManualClock } from '../../src/clock.ts';
+import { trackVideo, type TrackDeps, type TrackOutcome } from '../../src/commands/track.ts';
 import { parseVideoLink, type ParsedLink } from '../../src/domain/links.ts';
 import type { EventData, EventStore, ExpectedRevision } from '../../src/eventstore/port.ts';
 import { stopVideo } from '../../src/commands/video-commands.ts';
 import type { Platform } from '../../src/domain/platform.ts';
+import { CLAIM_GRACE_MS } from '../../src/domain/tracking-claim.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 import { client, costOfDays, expectError, expectInvalid, expectStatus, ISO_TIME, newLink, passHours, platformId, tracked, usd } from './helpers.ts';
 
@@ -322,6 +324,55 @@ describe('a track whose append committed before the connection dropped', () => {
     await service.settle();
     const again = expectError(await client(service, org.liveKey).track(link.videoLink, 1), 409, 'Video is already being tracked');
     assert.equal(again.id, (outcome as { videoId: string }).videoId);
+  });
+});
+
+describe('a claim whose video is not written yet', () => {
+  const request = (org: { orgId: string; liveKeyId: string }, link: ParsedLink) => ({ orgId: org.orgId, keyId: org.liveKeyId, mode: 'live' as const, link, durationDays: 1 });
+  const depsOf = (store: EventStore, wall?: ManualClock): TrackDeps => ({ store, collectors: service.collectors, clock: service.clock, wall, availableFunds: async () => 10_000_000 });
+
+  test('holds the link against a second track however much service time passes (TIME_SCALE): 409', async () => {
+    const org = await service.organization({ usd: '10' });
+    const link = parseVideoLink(newLink()) as ParsedLink;
+    const inner = service.store;
+    let second: TrackOutcome | undefined;
+    // Between the first track's claim and its video: 11 service minutes pass (0.2 s of wall
+    // time at TIME_SCALE=3600), and a second track of the link arrives.
+    const slowVideo: EventStore = Object.assign(Object.create(inner) as EventStore, {
+      append: async (streamId: string, events: readonly EventData[], expected: ExpectedRevision) => {
+        if (streamId.startsWith('video-') && !second) {
+          service.clock.advance(CLAIM_GRACE_MS + 60_000);
+          second = await trackVideo(depsOf(inner), request(org, link));
+        }
+        return inner.append(streamId, events, expected);
+      },
+    });
+    const first = await trackVideo(depsOf(slowVideo), request(org, link));
+    assert.equal(first.kind, 'tracked');
+    assert.deepEqual(second, { kind: 'duplicate', videoId: (first as { videoId: string }).videoId });
+  });
+
+  test('lapses after CLAIM_GRACE_MS of wall time when its video never appears', async () => {
+    const org = await service.organization({ usd: '10' });
+    const link = parseVideoLink(newLink()) as ParsedLink;
+    const inner = service.store;
+    const wall = new ManualClock(new Date());
+    // The video append fails and its outcome cannot be read: the claim is left to lapse.
+    const down: EventStore = Object.assign(Object.create(inner) as EventStore, {
+      append: async (streamId: string, events: readonly EventData[], expected: ExpectedRevision) => {
+        if (streamId.startsWith('video-')) throw new Error('Connection terminated unexpectedly');
+        return inner.append(streamId, events, expected);
+      },
+      readStream: async (streamId: string) => {
+        if (streamId.startsWith('video-')) throw new Error('Connection terminated unexpectedly');
+        return inner.readStream(streamId);
+      },
+    });
+    await assert.rejects(trackVideo(depsOf(down, wall), request(org, link)), /Connection terminated/);
+    wall.advance(CLAIM_GRACE_MS - 1_000);
+    assert.equal((await trackVideo(depsOf(inner, wall), request(org, link))).kind, 'duplicate', 'still within the grace');
+    wall.advance(1_000);
+    assert.equal((await trackVideo(depsOf(inner, wall), request(org, link))).kind, 'tracked');
   });
 });
 
