@@ -44,7 +44,8 @@ function isAfter(spent: Position | null | undefined, checkpoint: Position | null
   return !!spent && (!checkpoint || comparePositions(spent, checkpoint) > 0);
 }
 
-export async function sweepDue(deps: WorkDeps, step: SweepStep): Promise<AppliedDecisions & { claimed: number }> {
+/** `stop`: once aborted, no further batch is fetched; the append under way is finished and the leases released. */
+export async function sweepDue(deps: WorkDeps, step: SweepStep, stop?: AbortSignal): Promise<AppliedDecisions & { claimed: number }> {
   const now = deps.clock.now();
   const waitMs = deps.projectionWaitMs ?? 60_000;
   const counts = new Map<string, number>();
@@ -110,7 +111,7 @@ export async function sweepDue(deps: WorkDeps, step: SweepStep): Promise<Applied
 
   try {
     for (;;) {
-      if (failure.failed) break;
+      if (failure.failed || stop?.aborted) break;
       const batch = await dueVideosAfter(deps.pool, now, cursor, deps.batchSize);
       if (batch.length === 0) break;
       const last = batch[batch.length - 1]!;
@@ -194,7 +195,8 @@ export async function sweepDue(deps: WorkDeps, step: SweepStep): Promise<Applied
     }
     await inFlight;
     if (failure.failed) throw failure.error;
-    await deps.watcher.waitFor(position, waitMs);
+    // Stopping: no round follows that would read the read models, so none is waited for.
+    if (!stop?.aborted) await deps.watcher.waitFor(position, waitMs);
     succeeded = true;
     return { counts, perPlatform, position, claimed };
   } finally {

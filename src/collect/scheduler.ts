@@ -55,6 +55,8 @@ export class Scheduler {
   private retries = new Map<JobName, NodeJS.Timeout>();
   private wakes = new Map<JobName, NodeJS.Timeout>();
   private stopped = false;
+  /** Aborted by stop(): tells a sweep under way to fetch no further batch. */
+  private stopping = new AbortController();
 
   constructor(
     private readonly deps: WorkDeps,
@@ -160,7 +162,7 @@ export class Scheduler {
       switch (job) {
         case 'collect': {
           // Drain: a late scheduler catches up slot after slot until nothing due is left.
-          const round = await collectDue(this.deps);
+          const round = await collectDue(this.deps, this.stopping.signal);
           this.options.onRound?.(job, round.counts, round.perPlatform);
           if (round.claimed === 0) return this.markIdle(job, position, 'slot');
           if (round.counts.size === 0) return;
@@ -197,6 +199,7 @@ export class Scheduler {
 
   async start(): Promise<void> {
     this.stopped = false;
+    this.stopping = new AbortController();
     const jobs = (Object.keys(INTERVALS_MS) as JobName[]).map((name) => ({
       name,
       path: JOB_FILE,
@@ -223,6 +226,7 @@ export class Scheduler {
    */
   async stop(waitMs = Number.POSITIVE_INFINITY): Promise<void> {
     this.stopped = true;
+    this.stopping.abort();
     for (const timer of [...this.retries.values(), ...this.wakes.values()]) clearTimeout(timer);
     this.retries.clear();
     this.wakes.clear();

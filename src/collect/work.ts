@@ -36,8 +36,11 @@ async function settle(deps: WorkDeps, applied: AppliedDecisions): Promise<Applie
   return applied;
 }
 
-/** One sweep of collection: every due slot of the organizations this scheduler leases, paid for or paused. */
-export function collectDue(deps: WorkDeps): Promise<AppliedDecisions & { claimed: number }> {
+/**
+ * One sweep of collection: every due slot of the organizations this scheduler leases, paid for
+ * or paused. `stop` ends it at the next batch (the scheduler is stopping).
+ */
+export function collectDue(deps: WorkDeps, stop?: AbortSignal): Promise<AppliedDecisions & { claimed: number }> {
   forgetPastRetries(deps.clock.now().getTime());
   const sweep = () => sweepDue(deps, {
     ready: (video, now) => (retryAt.get(video.video_id) ?? 0) <= now.getTime(),
@@ -50,7 +53,7 @@ export function collectDue(deps: WorkDeps): Promise<AppliedDecisions & { claimed
       });
       return decisions;
     },
-  });
+  }, stop);
   return deps.activity ? deps.activity.during(sweep) : sweep();
 }
 

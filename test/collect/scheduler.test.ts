@@ -4,6 +4,8 @@ import assert from 'node:assert/strict';
 import type Bree from 'bree';
 import { afterEach, beforeEach, it } from 'node:test';
 import { HOUR_MS, scaledClock, type Clock } from '../../src/clock.ts';
+import type { Collector } from '../../src/collect/collector.ts';
+import type { CollectorSet } from '../../src/collect/collectors.ts';
 import { Scheduler, type JobName } from '../../src/collect/scheduler.ts';
 import type { WorkDeps } from '../../src/collect/work.ts';
 import { startTestService, type TestService } from '../support/service.ts';
@@ -230,4 +232,37 @@ it('a slow round that fails is reported once, however many ticks arrive while it
   );
   const retriedAfter = rounds.find((r) => r.job === 'collect')!.at - collect[0]!.at;
   assert.ok(retriedAfter >= 900 && retriedAfter < 5_000, `retried ${retriedAfter} ms after the failure`);
+});
+
+it('stop() ends a collect sweep at its next batch: no platform is asked again, the append under way lands, the leases go back', async () => {
+  const org = await service.organization({ usd: '10' });
+  const videos: string[] = [];
+  for (let i = 0; i < 6; i++) videos.push(await track(service, org.liveKey, youtubeLink()));
+  await service.settle();
+  let batches = 0;
+  let stopping: Promise<void> | undefined;
+  // stop() is called while the platform is asked for the first batch (of one video).
+  const collectors: CollectorSet = Object.assign(Object.create(service.work.collectors) as CollectorSet, {
+    forVideo: (mode: 'live' | 'test', platform: Parameters<CollectorSet['forVideo']>[1]): Collector => {
+      const inner = service.work.collectors.forVideo(mode, platform);
+      return {
+        name: inner.name,
+        async collect(refs) {
+          if (++batches === 1) stopping = s.stop();
+          return inner.collect(refs);
+        },
+      };
+    },
+  });
+  const s = new Scheduler({ ...service.work, collectors, batchSize: 1 }, { timeScale: 1, onError: (job, error) => errors.push([job, error]) });
+  scheduler = s;
+  service.clock.advance(HOUR_MS);
+  await s.run('collect');
+  await stopping;
+  assert.equal(batches, 1, 'the platforms were asked for a batch after stop()');
+  const slots = await Promise.all(videos.map((id) => recordedSlots(service, id)));
+  assert.equal(slots.filter((recorded) => recorded.length === 2).length, 1, `the first batch's snapshot is written: ${JSON.stringify(slots)}`);
+  const { rows } = await service.db.pool.query(`SELECT leased_until = '-infinity' AS released FROM sched.org_leases WHERE org_id = $1`, [org.orgId]);
+  assert.deepEqual(rows, [{ released: true }]);
+  assert.deepEqual(errors, []);
 });
