@@ -62,7 +62,7 @@ it('back after 4 h, three failed calls in a row during the catch-up miss three l
   assert.equal((await getVideo(service, org.liveKey, id)).status, 'monitoring');
 });
 
-it('a platform that stays unreachable after the catch-up still errors, after 3 hours of service time', async () => {
+it('a platform that stays unreachable after the catch-up still errors, 1 h 50 min later: the slot whose hour just ended counts after one late attempt', async () => {
   const collector = blippingCollector();
   service = await startTestService({ live: { youtube: collector }, fallbackToSimulator: false });
   const org = await service.organization({ usd: '5' });
