@@ -77,7 +77,7 @@ export async function trackVideo(deps: TrackDeps, request: TrackRequest): Promis
   const claimStream = streamIdOfTrackingClaim(orgId, mode, link.platform, platformId);
   const claim = await loadClaim(store, claimStream);
   const wall = deps.wall ?? systemClock;
-  const holder = activeHolder(claim.state, claim.holderVideo, wall.now());
+  const holder = activeHolder(claim.state, claim.holderVideo, { now: clock.now(), wallNow: wall.now() });
   if (holder) return holder === videoId ? repeated(store, videoId) : { kind: 'duplicate', videoId: holder };
 
   // Checked before the platform is asked: a client that cannot pay learns so at once.
@@ -176,10 +176,10 @@ async function claimLink(store: EventStore, claimStream: string, videoId: string
   let claim = read;
   for (let attempt = 1; ; attempt++) {
     if (attempt > 1) claim = await loadClaim(store, claimStream);
-    const wallNow = clocks.wall.now();
-    const holder = activeHolder(claim.state, claim.holderVideo, wallNow);
+    const now = { now: clocks.clock.now(), wallNow: clocks.wall.now() };
+    const holder = activeHolder(claim.state, claim.holderVideo, now);
     if (holder) return holder;
-    const command = { type: 'Claim' as const, videoId, orgId, holderVideo: claim.holderVideo, now: clocks.clock.now(), wallNow };
+    const command = { type: 'Claim' as const, videoId, orgId, holderVideo: claim.holderVideo, ...now };
     const events = trackingClaimDecider.decide(command, claim.state);
     try {
       await store.append(claimStream, events, claim.revision);

@@ -17,8 +17,15 @@ export type TrackingClaimEvent = TrackingClaimed | TrackingReleased;
 export interface TrackingClaimState {
   /** The video named by the last claim, until it is released. */
   holder: string | null;
-  /** Wall time of the claim (ms); service time for a claim that did not record it. */
+  /** When the claim was made (ms), in wall time, or in service time for a claim that did not record its wall time. */
   claimedAt: number | null;
+  claimedInWallTime: boolean;
+}
+
+/** Now, in both times: a claim lapses in the time it was recorded in. */
+export interface ClaimClocks {
+  now: Date;
+  wallNow: Date;
 }
 
 /**
@@ -42,7 +49,7 @@ export type TrackingClaimCommand =
  */
 export const CLAIM_GRACE_MS = 10 * 60_000;
 
-export const initialTrackingClaimState: TrackingClaimState = { holder: null, claimedAt: null };
+export const initialTrackingClaimState: TrackingClaimState = { holder: null, claimedAt: null, claimedInWallTime: false };
 
 export function streamIdOfTrackingClaim(orgId: string, mode: KeyMode, platform: Platform, platformId: string): string {
   return `tracking-${orgId}-${mode}-${platform}-${platformId}`;
@@ -51,18 +58,19 @@ export function streamIdOfTrackingClaim(orgId: string, mode: KeyMode, platform: 
 export function evolveTrackingClaim(state: TrackingClaimState, event: TrackingClaimEvent): TrackingClaimState {
   switch (event.type) {
     case 'TrackingClaimed':
-      return { holder: event.data.videoId, claimedAt: Date.parse(event.data.wallAt ?? event.data.at) };
+      return { holder: event.data.videoId, claimedAt: Date.parse(event.data.wallAt ?? event.data.at), claimedInWallTime: event.data.wallAt !== undefined };
     case 'TrackingReleased':
       return state.holder === event.data.videoId ? initialTrackingClaimState : state;
   }
 }
 
 /** The video that holds the link now, if any: one still monitoring or paused, or one being created. */
-export function activeHolder(state: TrackingClaimState, holderVideo: HolderVideo, wallNow: Date): string | null {
+export function activeHolder(state: TrackingClaimState, holderVideo: HolderVideo, clocks: ClaimClocks): string | null {
   if (!state.holder) return null;
+  const now = state.claimedInWallTime ? clocks.wallNow : clocks.now;
   const active = holderVideo.exists
     ? holderVideo.status === 'monitoring' || holderVideo.status === 'paused'
-    : wallNow.getTime() - (state.claimedAt ?? 0) < CLAIM_GRACE_MS;
+    : now.getTime() - (state.claimedAt ?? 0) < CLAIM_GRACE_MS;
   return active ? state.holder : null;
 }
 
@@ -71,7 +79,7 @@ export function decideTrackingClaim(command: TrackingClaimCommand, state: Tracki
   const { videoId, orgId } = command;
   switch (command.type) {
     case 'Claim': {
-      const holder = activeHolder(state, command.holderVideo, command.wallNow);
+      const holder = activeHolder(state, command.holderVideo, command);
       if (holder === videoId) return [];
       if (holder) throw new DomainError('already_exists', `The link is tracked by video ${holder}`);
       return [{ type: 'TrackingClaimed', data: { videoId, orgId, at, wallAt: command.wallNow.toISOString() } }];
