@@ -61,16 +61,19 @@ const options = {
 
 type Values = ReturnType<typeof parseArgs<{ options: typeof options; allowPositionals: true }>>['values'];
 
-const REQUIRED: Record<string, Array<keyof Values>> = {
-  'org create': ['name', 'email'],
-  'org set': ['org', 'low-balance'],
-  'key create': ['org', 'name'],
-  'key revoke': ['key'],
-  deposit: ['org', 'amount'],
-  'video cancel': ['video'],
-  'member invite': ['org', 'email'],
-  'parked list': [],
-  'parked retry': [],
+type Option = Exclude<keyof Values, 'help'>;
+
+/** Each command's options, as USAGE shows them: another command's option is refused, not dropped. */
+const COMMANDS: Record<string, { required: Option[]; optional: Option[] }> = {
+  'org create': { required: ['name', 'email'], optional: ['plan', 'rate-limit'] },
+  'org set': { required: ['org', 'low-balance'], optional: [] },
+  'key create': { required: ['org', 'name'], optional: ['mode'] },
+  'key revoke': { required: ['key'], optional: [] },
+  deposit: { required: ['org', 'amount'], optional: ['reference'] },
+  'video cancel': { required: ['video'], optional: [] },
+  'member invite': { required: ['org', 'email'], optional: ['role'] },
+  'parked list': { required: [], optional: ['event'] },
+  'parked retry': { required: [], optional: ['event', 'all'] },
 };
 
 function required(values: Values, name: keyof Values): string {
@@ -92,11 +95,15 @@ async function main(): Promise<void> {
     return;
   }
   const command = positionals.join(' ');
-  if (!Object.hasOwn(REQUIRED, command)) {
+  if (!Object.hasOwn(COMMANDS, command)) {
     throw new UsageError(command ? `unknown command "${command}"` : 'no command given');
   }
   // Check the arguments before touching the database.
-  for (const name of REQUIRED[command]!) required(values, name);
+  const { required: needs, optional } = COMMANDS[command]!;
+  for (const name of Object.keys(values) as Option[]) {
+    if (!needs.includes(name) && !optional.includes(name)) throw new UsageError(`${command} takes no --${name}`);
+  }
+  for (const name of needs) required(values, name);
   const plan = (values.plan ?? 'free') as Plan;
   if (!PLANS.includes(plan)) throw new UsageError(`--plan must be one of ${PLANS.join(', ')}`);
   const rateLimit = values['rate-limit'] === undefined ? null : Number(values['rate-limit']);
