@@ -22,7 +22,8 @@ export function toUsd(micros: Micros): number {
   return micros / MICROS_PER_USD;
 }
 
-const USD_AMOUNT = /^(\d{1,12})(?:\.(\d{1,6}))?$/;
+/** Leading zeros are not significant: at most 12 whole digits after them. */
+const USD_AMOUNT = /^0*(\d{1,12})(?:\.(\d{1,6}))?$/;
 
 /** Parses a decimal USD string ("12.34") into micros without float arithmetic. */
 export function parseUsd(text: string): Micros | null {

@@ -159,8 +159,10 @@ describe('admin deposit', () => {
     assert.deepEqual(await ok(['deposit', '--org', orgId, '--amount', '0.1', '--reference', 'invoice 7']), { org_id: orgId, balance_usd: 12.44 });
     assert.deepEqual(await ok(['deposit', '--org', orgId, '--amount', '0.2']), { org_id: orgId, balance_usd: 12.64 });
     assert.deepEqual(await ok(['deposit', '--org', orgId, '--amount', '0.000001']), { org_id: orgId, balance_usd: 12.640001 });
+    // Leading zeros are not significant: 25 USD, not "too large".
+    assert.deepEqual(await ok(['deposit', '--org', orgId, '--amount', '0000000000025']), { org_id: orgId, balance_usd: 37.640001 });
     const { rows } = await db.pool.query(`SELECT balance FROM rm.usage WHERE org_id = $1`, [orgId]);
-    assert.deepEqual(rows, [{ balance: '12640001' }]);
+    assert.deepEqual(rows, [{ balance: '37640001' }]);
     const { rows: deposits } = await db.pool.query(`SELECT data FROM es.events WHERE type = 'FundsDeposited' AND data->>'orgId' = $1 ORDER BY position`, [orgId]);
     assert.deepEqual(
       deposits.map((r) => [r.data.amount, r.data.reference]),
@@ -169,6 +171,7 @@ describe('admin deposit', () => {
         [100_000, 'invoice 7'],
         [200_000, null],
         [1, null],
+        [25_000_000, null],
       ],
     );
   });
