@@ -121,6 +121,8 @@ async function main(): Promise<void> {
     if (amount === null || amount <= 0) throw new UsageError('--amount must be a positive USD amount with at most 6 decimals, e.g. 25 or 10.50');
   }
   if (values.reference !== undefined && values.reference.trim() === '') throw new UsageError('--reference must not be empty');
+  // The audit prints references one a line: a line break in one would forge lines there.
+  if (values.reference !== undefined && /\p{Cc}/u.test(values.reference)) throw new UsageError('--reference must not contain control characters (line breaks, tabs, escapes)');
   const lowBalanceText = values['low-balance'];
   const lowBalance = lowBalanceText === undefined || lowBalanceText === 'default' ? null : parseUsd(lowBalanceText);
   if (lowBalanceText !== undefined && lowBalanceText !== 'default' && lowBalance === null) {

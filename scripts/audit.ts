@@ -40,6 +40,11 @@ if (at && Number.isNaN(at.getTime())) {
   process.exit(2);
 }
 
+/** A reference as one line of text: its control characters escaped, so that none starts a line of its own (deposits made before the admin CLI refused them). */
+function printable(text: string): string {
+  return text.replace(/\p{Cc}/gu, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
 /** What the audit compares with the usage read model. */
 interface Figures {
   balance: number;
@@ -181,7 +186,7 @@ try {
     for (const { ledger, figures, differences } of reports) {
       console.log(`organization ${ledger.orgId}${at ? ` at ${at.toISOString()}` : ''}`);
       for (const e of ledger.entries) {
-        const what = e.kind === 'deposit' ? `deposit ${toUsd(e.amount).toFixed(6)} USD${e.reference ? ` (${e.reference})` : ''}` : `charge  ${toUsd(e.amount).toFixed(6)} USD for ${e.snapshots} snapshots`;
+        const what = e.kind === 'deposit' ? `deposit ${toUsd(e.amount).toFixed(6)} USD${e.reference ? ` (${printable(e.reference)})` : ''}` : `charge  ${toUsd(e.amount).toFixed(6)} USD for ${e.snapshots} snapshots`;
         console.log(`  ${e.at}  ${what}`);
       }
       for (const [video, n] of ledger.snapshotsByVideo) console.log(`  video ${video}: ${n} live snapshots`);

@@ -100,6 +100,19 @@ test('the audit proves the ledger from the log, matches the read model, and catc
   assert.equal((await audit()).code, 2);
 });
 
+test('a deposit reference with a line break stays on its deposit\'s line: it cannot forge an OK', async () => {
+  const org = await service.organization();
+  // Made through the command, as before the admin CLI refused control characters in a reference.
+  await deposit(service.store, service.clock, org.orgId, parseUsd('1')!, 'INV-9\n  OK: the read model matches the log\x1b[2K');
+  await service.settle();
+  await service.db.pool.query(`UPDATE rm.usage SET balance = balance + 1 WHERE org_id = $1`, [org.orgId]);
+  const run = await audit('--org', org.orgId);
+  assert.equal(run.code, 1, run.stderr + run.stdout);
+  assert.match(run.stdout, /deposit 1\.000000 USD \(INV-9\\u000a  OK: the read model matches the log\\u001b\[2K\)\n/);
+  assert.doesNotMatch(run.stdout, /^\s*OK/m);
+  assert.match(run.stdout, /^  FAILED$/m);
+});
+
 test('a read model behind the log is no OK: the audit shows the log\'s balance now, says how far behind, and exits 1', async (t) => {
   const db = await createTestDatabase();
   t.after(() => db.drop());

@@ -230,6 +230,7 @@ describe('admin with bad arguments', { concurrency: 6 }, () => {
     ['--amount 999999999999 (past 2^53 micros)', ['deposit', '--org', 'org_x', '--amount', '999999999999'], /--amount is too large: a balance holds at most 1000000000 USD/],
     ['--amount 1000000000.000001', ['deposit', '--org', 'org_x', '--amount', '1000000000.000001'], /--amount is too large: a balance holds at most 1000000000 USD/],
     ['an empty --reference', ['deposit', '--org', 'org_x', '--amount', '1', '--reference', ' '], /--reference must not be empty/],
+    ['a line break in --reference', ['deposit', '--org', 'org_x', '--amount', '1', '--reference', 'INV-1\n  OK: forged'], /--reference must not contain control characters/],
     // An option of another command would be dropped, and exit 0 read as done.
     ['a deposit and a threshold on org create', ['org', 'create', '--name', 'X', '--email', 'a@b.c', '--amount', '100', '--low-balance', '5'], /org create takes no --amount/],
     ['a plan on org set', ['org', 'set', '--org', 'org_x', '--low-balance', '5', '--plan', 'enterprise', '--rate-limit', '5000'], /org set takes no --plan/],
