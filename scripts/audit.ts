@@ -34,9 +34,23 @@ if (!args.all && !args.org) {
   console.error(`error: name an organization with --org, or --all\n${USAGE}`);
   process.exit(2);
 }
-const at = args.at === undefined ? null : new Date(args.at);
-if (at && Number.isNaN(at.getTime())) {
-  console.error(`error: --at must be an ISO 8601 time, got "${args.at}"\n${USAGE}`);
+/**
+ * An ISO 8601 date (its midnight UTC) or date-time with its zone (Z or an offset). Date parses
+ * much else ("Dec 6" as 2001-12-06) and takes a time without a zone as this machine's.
+ */
+const ISO_TIME = /^(\d{4})-(\d{2})-(\d{2})(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:\d{2}))?$/;
+function parseAt(text: string): Date | null {
+  const match = ISO_TIME.exec(text);
+  if (!match) return null;
+  // Date rolls a day past the month's end over (2026-02-30 as March 2): refused instead.
+  const [year, month, day] = match.slice(1, 4).map(Number) as [number, number, number];
+  const date = new Date(Date.UTC(year, month - 1, day));
+  const time = new Date(text);
+  return date.getUTCMonth() === month - 1 && date.getUTCDate() === day && !Number.isNaN(time.getTime()) ? time : null;
+}
+const at = args.at === undefined ? null : parseAt(args.at);
+if (args.at !== undefined && !at) {
+  console.error(`error: --at must be an ISO 8601 date (2026-12-06, its midnight UTC) or date-time with its zone (2026-12-06T12:00:00Z), got "${args.at}"\n${USAGE}`);
   process.exit(2);
 }
 

@@ -29,6 +29,21 @@ test('--help prints the usage on stdout and exits 0; a wrong command line says w
   }
 });
 
+test('--at takes an ISO 8601 date or date-time with its zone, and nothing else Date would parse', async () => {
+  // "Dec 6" was 2001-12-06 and "5" 2001-05-01; a time without a zone is this machine's.
+  for (const time of ['Dec 6', '5', '2026-12-06T12:00:00', '2026-12-06 12:00:00Z', '2026-02-30', '2026-12-06T25:00Z']) {
+    const run = await audit('--all', '--at', time);
+    assert.equal(run.code, 2, `--at ${time}: exit ${run.code}: ${run.stderr}`);
+    assert.match(run.stderr, /^error: --at must be an ISO 8601 date .* or date-time with its zone .*\nusage: audit /, `--at ${time}`);
+  }
+  // Accepted, these go on to the database (which is not there: exit 1).
+  for (const time of ['2026-12-06', '2026-12-06T12:00:00.5Z', '2026-12-06T13:00+01:00']) {
+    const run = await audit('--all', '--at', time);
+    assert.equal(run.code, 1, `--at ${time}: exit ${run.code}: ${run.stderr}`);
+    assert.match(run.stderr, /^error: .*ECONNREFUSED/, `--at ${time}`);
+  }
+});
+
 test('a database the audit cannot reach is one line on stderr and exit 1, not a stack trace', async () => {
   const run = await audit('--all');
   assert.equal(run.code, 1, `exit ${run.code}: ${run.stderr}`);
