@@ -1,11 +1,11 @@
 // `npm run audit -- --org ORG_ID [--at ISO_TIME] [--json]` or `--all`: replays the log and
 // prints each organization's ledger (deposits, charges, snapshots billed) and its balance,
-// uncharged usage and total charged at that instant (the log's head: now); then checks the
-// usage read model against the log at the position the read model has reached and exits
+// uncharged usage, total charged, snapshot counts and active videos at that instant (the log's
+// head: now); then checks each of those figures in the usage read model against the log at the position the read model has reached and exits
 // non-zero on any difference, down to one micro-dollar, or when that position is not the
 // log's head (the read model lags: its figures are not now).
 import { parseArgs } from 'node:util';
-import { applyToLedger, emptyLedger, eventTime, orgOf, unchargedUsage, type Ledger } from '../src/audit/ledger.ts';
+import { activeVideos, applyToLedger, emptyLedger, eventTime, orgOf, unchargedUsage, type Ledger } from '../src/audit/ledger.ts';
 import { connect } from '../src/cli/connect.ts';
 import { errorLine } from '../src/cli/error-line.ts';
 import type { DomainEvent } from '../src/domain/events.ts';
@@ -13,6 +13,7 @@ import { toUsd } from '../src/domain/money.ts';
 import { createEventStore } from '../src/eventstore/create.ts';
 import { comparePositions, formatPosition, type Position } from '../src/eventstore/port.ts';
 import { READ_SCHEMA } from '../projections/index.ts';
+import type { UsageRow as UsageFigures } from '../projections/queries.ts';
 import { ProjectionWatcher } from '../projections/watcher.ts';
 
 const USAGE = 'usage: audit (--org ORG_ID | --all) [--at ISO_TIME] [--json]';
@@ -59,16 +60,23 @@ function printable(text: string): string {
   return text.replace(/\p{Cc}/gu, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
-/** What the audit compares with the usage read model. */
-interface Figures {
-  balance: number;
-  uncharged: number;
-  totalCharged: number;
-  liveSnapshots: number;
-}
+/**
+ * What the audit compares with the usage read model: every figure of it that GET /usage shows
+ * (UsageFigures, what the API reads), and the snapshots charged the charge job bills from.
+ */
+type Figures = UsageFigures & { snapshotsCharged: number };
 
 function figuresOf(ledger: Ledger): Figures {
-  return { balance: ledger.balance, uncharged: unchargedUsage(ledger), totalCharged: ledger.totalCharged, liveSnapshots: ledger.liveSnapshots };
+  return {
+    balance: ledger.balance,
+    totalCharged: ledger.totalCharged,
+    uncharged: unchargedUsage(ledger),
+    liveSnapshots: ledger.liveSnapshots,
+    testSnapshots: ledger.testSnapshots,
+    activeLive: activeVideos(ledger, 'live'),
+    activeTest: activeVideos(ledger, 'test'),
+    snapshotsCharged: ledger.snapshotsCharged,
+  };
 }
 
 /** With every usage field null when no usage row matched (the checkpoint alone). */
@@ -78,6 +86,10 @@ interface UsageRow {
   total_charged: string;
   live_snapshots: string;
   live_cost: string;
+  test_snapshots: string;
+  active_live: number;
+  active_test: number;
+  snapshots_charged: string;
   commit_position: string | null;
   prepare_position: string | null;
 }
@@ -107,7 +119,8 @@ try {
   // comes even when no usage row does: organizations missing from the read model are what an
   // audit finds.
   const { rows } = await db.pool.query<UsageRow>(
-    `SELECT u.org_id, u.balance, u.total_charged, u.live_snapshots, u.live_cost, c.commit_position, c.prepare_position
+    `SELECT u.org_id, u.balance, u.total_charged, u.live_snapshots, u.live_cost, u.test_snapshots, u.active_live, u.active_test, u.snapshots_charged,
+       c.commit_position, c.prepare_position
      FROM (SELECT 1) AS one
      LEFT JOIN ${READ_SCHEMA}.checkpoints c ON c.projection = 'usage'
      LEFT JOIN ${READ_SCHEMA}.usage u ON $1::text[] IS NULL OR u.org_id = ANY($1::text[])`,
@@ -160,8 +173,17 @@ try {
     if (!seen.has(ledger.orgId)) differences.push('no such organization in the log');
     // An organization the read model has not reached yet is the lag's, not a difference.
     else if (!at && expected) {
-      const stored = row
-        ? { balance: Number(row.balance), uncharged: Number(row.live_cost) - Number(row.total_charged), totalCharged: Number(row.total_charged), liveSnapshots: Number(row.live_snapshots) }
+      const stored: Figures | null = row
+        ? {
+            balance: Number(row.balance),
+            totalCharged: Number(row.total_charged),
+            uncharged: Number(row.live_cost) - Number(row.total_charged),
+            liveSnapshots: Number(row.live_snapshots),
+            testSnapshots: Number(row.test_snapshots),
+            activeLive: row.active_live,
+            activeTest: row.active_test,
+            snapshotsCharged: Number(row.snapshots_charged),
+          }
         : null;
       if (!stored) differences.push('missing from the usage read model');
       else for (const key of Object.keys(expected) as Array<keyof Figures>) {
@@ -182,7 +204,9 @@ try {
           uncharged_usage_usd: toUsd(figures.uncharged),
           total_charged_usd: toUsd(figures.totalCharged),
           live_snapshots: figures.liveSnapshots,
-          test_snapshots: ledger.testSnapshots,
+          test_snapshots: figures.testSnapshots,
+          snapshots_charged: figures.snapshotsCharged,
+          active_videos: { live: figures.activeLive, test: figures.activeTest },
           ledger: ledger.entries.map((e) => ({ at: e.at, kind: e.kind, amount_usd: toUsd(e.amount), ...(e.snapshots !== undefined ? { snapshots: e.snapshots } : {}), ...(e.reference ? { reference: e.reference } : {}) })),
           snapshots_billed_by_video: Object.fromEntries(ledger.snapshotsByVideo),
           problems: ledger.problems,
@@ -205,6 +229,7 @@ try {
       }
       for (const [video, n] of ledger.snapshotsByVideo) console.log(`  video ${video}: ${n} live snapshots`);
       console.log(`  balance ${toUsd(figures.balance)} USD, uncharged usage ${toUsd(figures.uncharged)} USD, total charged ${toUsd(figures.totalCharged)} USD, ${figures.liveSnapshots} live snapshots`);
+      console.log(`  ${figures.snapshotsCharged} snapshots charged, ${figures.testSnapshots} test snapshots, active videos: ${figures.activeLive} live, ${figures.activeTest} test`);
       for (const p of ledger.problems) console.log(`  PROBLEM ${p}`);
       for (const d of differences) console.log(`  DIFFERENCE ${d}`);
       if (!at && lag > 0) console.log(`  ${lagLine}`);

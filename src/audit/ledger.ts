@@ -2,6 +2,7 @@
 // snapshots they bill. Pure: the audit script feeds it events, tests feed it anything.
 import type { DomainEvent } from '../domain/events.ts';
 import { SNAPSHOT_PRICE, type Micros } from '../domain/money.ts';
+import type { KeyMode } from '../domain/platform.ts';
 
 export interface LedgerEntry {
   at: string;
@@ -24,6 +25,11 @@ export interface Ledger {
   snapshotsCharged: number;
   /** Live snapshots per video, for the report. */
   snapshotsByVideo: Map<string, number>;
+  /**
+   * The videos in `monitoring` (GET /usage's active_videos), with their mode. The read model
+   * counts moves into and out of monitoring; this holds which videos are in it.
+   */
+  monitoring: Map<string, KeyMode>;
   /** Rules of billing the log breaks, if any (a doubled slot, a charge for more than was recorded, ...). */
   problems: string[];
 }
@@ -39,12 +45,20 @@ export function emptyLedger(orgId: string): Ledger {
     testSnapshots: 0,
     snapshotsCharged: 0,
     snapshotsByVideo: new Map(),
+    monitoring: new Map(),
     problems: [],
   };
 }
 
 export function unchargedUsage(ledger: Ledger): Micros {
   return ledger.liveCost - ledger.totalCharged;
+}
+
+/** Videos in monitoring of one mode (a mode other than test counts as live, as in the read model). */
+export function activeVideos(ledger: Ledger, mode: KeyMode): number {
+  let count = 0;
+  for (const videoMode of ledger.monitoring.values()) if ((videoMode === 'test') === (mode === 'test')) count++;
+  return count;
 }
 
 /** The service time an event speaks of (its own timestamp, not when the log stored it). */
@@ -91,6 +105,16 @@ export function applyToLedger(ledger: Ledger, event: DomainEvent, slots: Set<str
       }
       return;
     }
+    case 'VideoTracked':
+    case 'VideoResumed':
+      ledger.monitoring.set(event.data.videoId, event.data.mode);
+      return;
+    case 'VideoPaused':
+    case 'VideoErrored':
+    case 'VideoCompleted':
+    case 'VideoCancelled':
+      ledger.monitoring.delete(event.data.videoId);
+      return;
     default:
       return;
   }

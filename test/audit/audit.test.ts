@@ -7,6 +7,7 @@ import { after, before, test } from 'node:test';
 import { HOUR_MS, systemClock } from '../../src/clock.ts';
 import { chargeUsage, collectDue } from '../../src/collect/work.ts';
 import { deposit, openOrganization } from '../../src/commands/account-commands.ts';
+import { cancelVideo } from '../../src/commands/video-commands.ts';
 import { migrate } from '../../src/db/migrate.ts';
 import { parseUsd } from '../../src/domain/money.ts';
 import { PostgresEventStore } from '../../src/eventstore/postgres.ts';
@@ -98,6 +99,36 @@ test('the audit proves the ledger from the log, matches the read model, and catc
   assert.equal(unknown.code, 1);
   assert.match(unknown.stdout, /no such organization/);
   assert.equal((await audit()).code, 2);
+});
+
+test('the audit compares every figure GET /usage shows and the charge job reads: active videos, test snapshots, snapshots charged', async () => {
+  const org = await service.organization({ usd: '2' });
+  await track(service, org.liveKey, youtubeLink(), 1);
+  await track(service, org.liveKey, youtubeLink(), 1);
+  const cancelled = await track(service, org.testKey, youtubeLink(), 1);
+  await track(service, org.testKey, youtubeLink(), 1);
+  service.clock.advance(HOUR_MS);
+  await collectDue(service.work);
+  await chargeUsage(service.work);
+  await cancelVideo(service.store, service.clock, cancelled);
+  await service.settle();
+
+  const run = await audit('--org', org.orgId, '--json');
+  assert.equal(run.code, 0, run.stderr + run.stdout);
+  const [report] = JSON.parse(run.stdout);
+  assert.deepEqual([report.snapshots_charged, report.test_snapshots, report.active_videos], [4, 4, { live: 2, test: 1 }]);
+
+  // What the read model holds wrong, GET /usage would serve (or the charge job bill from).
+  await service.db.pool.query(
+    `UPDATE rm.usage SET active_live = active_live + 5, active_test = active_test - 1, test_snapshots = test_snapshots + 2, snapshots_charged = snapshots_charged - 1 WHERE org_id = $1`,
+    [org.orgId],
+  );
+  const tampered = await audit('--org', org.orgId);
+  assert.equal(tampered.code, 1, tampered.stdout);
+  for (const difference of ['activeLive: log 2, read model 7', 'activeTest: log 1, read model 0', 'testSnapshots: log 4, read model 6', `snapshotsCharged: log ${report.snapshots_charged}, read model ${report.snapshots_charged - 1}`]) {
+    assert.match(tampered.stdout, new RegExp(`DIFFERENCE ${difference}\n`));
+  }
+  assert.match(tampered.stdout, /^  FAILED$/m);
 });
 
 test('a deposit reference with a line break stays on its deposit\'s line: it cannot forge an OK', async () => {
