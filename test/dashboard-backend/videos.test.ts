@@ -63,4 +63,15 @@ describe('tracking videos in the dashboard', () => {
     }
     assert.equal(await videoCount(orgId), 0, 'nothing tracked, live or test');
   });
+
+  it('an overdrawn organization is told a line that adds up: the cost, the balance below zero, and what is missing', async () => {
+    const { orgId, client } = await signedInOwner(service);
+    // Overdrawn by one snapshot, as tracks sent at the same moment can leave it (README).
+    await service.db.pool.query(`UPDATE rm.usage SET balance = -15000 WHERE org_id = $1`, [orgId]);
+    const refused = await client.post('/videos', '/videos/track', { links: 'https://youtu.be/prgtrack004', days: '1', mode: 'live' });
+    assert.equal(refused.statusCode, 303, refused.body);
+    const shown = await client.get(refused.headers.location as string);
+    assert.match(results(shown.body) ?? '', /Insufficient balance: it costs \$0\.36, the available balance is -\$0\.015, \$0\.375 is missing/);
+    assert.equal(await videoCount(orgId), 0);
+  });
 });

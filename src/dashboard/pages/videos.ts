@@ -77,7 +77,9 @@ function describe(outcome: TrackOutcome): Omit<TrackLine, 'line'> {
     case 'duplicate':
       return { outcome: 'duplicate', message: 'Video is already being tracked', videoId: outcome.videoId };
     case 'insufficient_balance':
-      return { outcome: 'insufficient', message: `Insufficient balance: it costs ${usd(outcome.estimatedCost)}, ${usd(Math.max(0, outcome.balance))} is available, ${usd(outcome.estimatedCost - outcome.balance)} is missing` };
+      // The available balance as it is, below zero too (tracks sent together can overdraw it):
+      // what is missing is the cost less that balance, as the API's 402 says `required`.
+      return { outcome: 'insufficient', message: `Insufficient balance: it costs ${usd(outcome.estimatedCost)}, the available balance is ${usd(outcome.balance)}, ${usd(outcome.estimatedCost - outcome.balance)} is missing` };
     case 'not_found':
       return { outcome: 'failed', message: 'Video not found or is private' };
     case 'unavailable':
