@@ -47,6 +47,7 @@ import { followCatchUp, type CatchUpItem, type CatchUpSource, type CatchUpStream
 import { hasUnstorableCharacters } from '../domain/storable.ts';
 import { UnstorableData, holdsUnstorableText } from './unstorable.ts';
 import {
+  checkAppend,
   comparePositions,
   WrongExpectedRevision,
   type AppendResult,
@@ -443,8 +444,9 @@ export function estimateCount(sample: { records: number; ours: number; newest?: 
 
 function validateAppends(appends: readonly StreamAppend[]): void {
   const seen = new Set<string>();
-  for (const { streamId, events, expectedRevision } of appends) {
-    if (typeof streamId !== 'string' || streamId === '') throw new TypeError('stream id must be a non-empty string');
+  for (const append of appends) {
+    checkAppend(append);
+    const { streamId, events } = append;
     if (streamId.startsWith('$')) throw new TypeError(`stream ${streamId}: $-prefixed streams are EventStoreDB's own`);
     if (hasUnstorableCharacters(streamId)) throw new UnstorableData(streamId, 'stream id contains U+0000 or an unpaired UTF-16 surrogate');
     // EventStoreDB would keep them; the read models (PostgreSQL jsonb and text) could not.
@@ -453,10 +455,6 @@ function validateAppends(appends: readonly StreamAppend[]): void {
     }
     if (seen.has(streamId)) throw new TypeError(`stream ${streamId} appears twice in one batch`);
     seen.add(streamId);
-    if (events.length === 0) throw new RangeError(`append to ${streamId} has no events`);
-    if (typeof expectedRevision === 'bigint' ? expectedRevision < 0n : expectedRevision !== 'any' && expectedRevision !== 'no_stream') {
-      throw new RangeError(`stream ${streamId}: invalid expected revision ${String(expectedRevision)}`);
-    }
   }
 }
 
