@@ -10,7 +10,7 @@ import { cancelVideo } from '../src/commands/video-commands.ts';
 import { systemClock } from '../src/clock.ts';
 import { inviteUrl, sendInvitation } from '../src/dashboard/invitations.ts';
 import { organizationName } from '../src/dashboard/reads.ts';
-import { readRunningService } from '../src/service-file.ts';
+import { readRunningService, urlOf } from '../src/service-file.ts';
 import { connect } from '../src/cli/connect.ts';
 import { errorLine } from '../src/cli/error-line.ts';
 import { readServiceClock } from '../src/db/service-clock.ts';
@@ -110,6 +110,7 @@ async function main(): Promise<void> {
   if (rateLimit !== null && !(Number.isInteger(rateLimit) && rateLimit > 0 && rateLimit <= MAX_RATE_LIMIT)) {
     throw new UsageError(`--rate-limit must be a positive integer, at most ${MAX_RATE_LIMIT}`);
   }
+  if (command === 'org create' && plan === 'enterprise' && rateLimit === null) throw new UsageError('--plan enterprise needs --rate-limit (its requests per minute)');
   const mode = values.mode ?? 'live';
   if (mode !== 'live' && mode !== 'test') throw new UsageError('--mode must be live or test');
   const amount = values.amount === undefined ? null : parseUsd(values.amount);
@@ -200,8 +201,10 @@ async function main(): Promise<void> {
         const orgName = await organizationName(db.pool, orgId);
         if (orgName === null) throw new DomainError('not_found', `Organization ${orgId} not found`);
         const invited = await inviteMember(store, clock, systemClock, { orgId, email: required(values, 'email'), role, by: 'operator' });
-        // The link points where people reach the dashboard: PUBLIC_URL, else the running service.
-        const base = db.config.publicUrl ?? readRunningService(db.config.dataDir)?.api ?? `http://${db.config.host}:${db.config.port}`;
+        // The link points where people reach the dashboard: PUBLIC_URL, else the running service,
+        // else where HOST and PORT say it listens (a wildcard address as the service says it: loopback).
+        const listening = { address: db.config.host, port: db.config.port, family: db.config.host.includes(':') ? 'IPv6' : 'IPv4' };
+        const base = db.config.publicUrl ?? readRunningService(db.config.dataDir)?.api ?? urlOf(listening)!;
         const url = inviteUrl(base, invited.token);
         // An unused invitation of the address (lost, expired) is replaced: its link no longer works.
         const replaced = invited.replaced.length > 0 ? { replaced_member_id: invited.replaced[0] } : {};
