@@ -27,6 +27,8 @@ test('compose: `docker-compose config -q` accepts docker-compose.yml', { skip: c
   const [bin, ...pre] = command!;
   // Credentials unset (pass-through): the file must be valid without them.
   const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^(YOUTUBE|X_|TIKTOK|INSTAGRAM)/.test(name)));
+  // The one variable compose requires (below).
+  env.WEBHOOK_KEY = 'a-key-for-the-check';
   const result = spawnSync(bin!, [...pre, '-f', composeFile, 'config', '-q'], { cwd: root, encoding: 'utf8', env, timeout: 60_000 });
   assert.equal(result.status, 0, `${command!.join(' ')} config -q failed:\n${result.stderr}${result.stdout}`);
 });
@@ -119,4 +121,16 @@ test('compose: every variable given to the roles is one the service reads, and t
   for (const name of ['DATABASE_URL', 'EVENT_STORE', 'EVENTSTORE_URL', 'SMTP_URL', 'MAIL_FROM', 'PORT', 'COLLECTOR_FALLBACK']) {
     assert.ok(roleEnvironment.includes(name), `docker-compose.yml gives the roles ${name}`);
   }
+});
+
+test('compose: every variable of the README\'s configuration table reaches the roles, but those a container sets itself; WEBHOOK_KEY is required', () => {
+  const readme = fs.readFileSync(path.join(root, 'README.md'), 'utf8');
+  const table = readme.split('\n').filter((line) => /^\| `[A-Z]/.test(line)).map((line) => line.split('|')[1]!);
+  const documented = new Set(table.flatMap((cell) => [...cell.matchAll(/`([A-Z][A-Z0-9_]*)`/g)].map((m) => m[1]!)));
+  // Set by the image or the service per container (ROLE, DATA_DIR), fakes' addresses for tests,
+  // and the benchmarks' own.
+  const notForContainers = /^(ROLE|DATA_DIR|BENCH_.*|.*_API_URL|TIKTOK_SHORT_LINK_URL)$/;
+  const missing = [...documented].filter((name) => !notForContainers.test(name) && !roleEnvironment.includes(name));
+  assert.deepEqual(missing, [], 'documented in the configuration table but not passed to the containers');
+  assert.match(parsed.get('x-vidtrack-environment')!.join('\n'), /WEBHOOK_KEY: \$\{WEBHOOK_KEY:\?/, 'compose refuses to start without WEBHOOK_KEY');
 });
