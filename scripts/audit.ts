@@ -1,9 +1,10 @@
 // `npm run audit -- --org ORG_ID [--at ISO_TIME] [--json]` or `--all`: replays the log and
 // prints each organization's ledger (deposits, charges, snapshots billed) and its balance,
 // uncharged usage, total charged, snapshot counts and active videos at that instant (the log's
-// head: now); then checks each of those figures in the usage read model against the log at the position the read model has reached and exits
-// non-zero on any difference, down to one micro-dollar, or when that position is not the
-// log's head (the read model lags: its figures are not now).
+// head: now). Without --at it then checks each of those figures in the usage read model against
+// the log at the position the read model has reached, and exits non-zero on any difference,
+// down to one micro-dollar, or when that position is not the log's head (the read model lags:
+// its figures are not now).
 import { parseArgs } from 'node:util';
 import { activeVideos, applyToLedger, emptyLedger, eventTime, orgOf, unchargedUsage, type Ledger } from '../src/audit/ledger.ts';
 import { connect } from '../src/cli/connect.ts';

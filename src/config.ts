@@ -1,4 +1,5 @@
-// Everything the service reads from its environment, in one place (README lists it).
+// What the service reads from its environment, in one place (README lists it), but the platforms'
+// credentials, URLs, timeout and quota, which the collectors read (collect/collectors/from-env.ts).
 import { isIP } from 'node:net';
 import path from 'node:path';
 
