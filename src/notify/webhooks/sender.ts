@@ -19,7 +19,10 @@ export interface AttemptResult {
   error: string | null;
 }
 
-const agents = { http: new http.Agent({ keepAlive: true, maxSockets: 16 }), https: new https.Agent({ keepAlive: true, maxSockets: 16 }) };
+// No cap on sockets per host (the agents' default): the dispatcher bounds the sends in flight
+// (per process and per endpoint), and a cap here would queue one endpoint's attempt behind
+// another endpoint's slow ones on the same host, its 15 s running while it waits for a socket.
+const agents = { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) };
 
 export interface SendOptions {
   /** The whole attempt's time, the name's lookup included. */
@@ -63,14 +66,13 @@ export async function postWebhook(urlText: string, headers: Record<string, strin
         settle({ status: response.statusCode ?? null, retryAfter: Array.isArray(retryAfter) ? retryAfter[0] : retryAfter, error: null });
         // The answer's body is not read: only its status counts. Drained so the socket can be
         // reused, within the attempt's time still: a body that never ends must not hold the
-        // socket, and with it one of the agent's places for that host, for good.
+        // socket for good.
         response.on('error', () => undefined);
         response.on('close', () => clearTimeout(timer));
         response.resume();
       },
     );
-    // Settles by itself: a request queued for one of the agent's sockets is destroyed without
-    // an 'error' until a socket frees, which may be never.
+    // Settles by itself: it does not count on an 'error' following the destroy.
     const timer = setTimeout(() => {
       const error = `no answer within ${timeoutMs / 1000} s`;
       request.destroy(new Error(error));
