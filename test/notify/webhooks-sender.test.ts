@@ -108,9 +108,9 @@ describe('sending one attempt', () => {
   });
 
   test('an IPv6 address carrying a forbidden IPv4 one is forbidden, in any form; carrying a public one, it is not', () => {
-    const carrying = ['::ffff:7f00:1', '64:ff9b::a9fe:a9fe', '64:ff9b::169.254.169.254', '2002:7f00:1::', '2002:a00:1::5', '::7f00:1', '::ffff:0:0'];
+    const carrying = ['::ffff:7f00:1', '::ffff:0:7f00:1', '::ffff:0:a9fe:a9fe', '64:ff9b::a9fe:a9fe', '64:ff9b::169.254.169.254', '2002:7f00:1::', '2002:a00:1::5', '::7f00:1', '::ffff:0:0'];
     const hidden = ['2001:0:4136:e378:8000:63bf:3fff:fdd2', '64:ff9b:1::a00:1']; // Teredo, local-use NAT64
     for (const address of [...carrying, ...hidden]) assert.equal(isForbiddenAddress(address), true, address);
-    for (const address of ['::ffff:8.8.8.8', '64:ff9b::808:808', '2002:808:808::1']) assert.equal(isForbiddenAddress(address), false, address);
+    for (const address of ['::ffff:8.8.8.8', '::ffff:0:808:808', '64:ff9b::808:808', '2002:808:808::1']) assert.equal(isForbiddenAddress(address), false, address);
   });
 });

@@ -26,12 +26,14 @@ forbidden.addAddress('::1', 'ipv6');
 for (const [net, prefix] of [['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8], ['2001:db8::', 32], ['2001::', 32], ['64:ff9b:1::', 48]] as const) {
   forbidden.addSubnet(net, prefix, 'ipv6');
 }
-// IPv6 addresses that carry an IPv4 address reach it (NAT64, 6to4, mapped, compatible): each
-// forbidden IPv4 range is forbidden inside them too, whatever form the address is written in.
+// IPv6 addresses that carry an IPv4 address reach it (NAT64, 6to4, mapped, translated
+// ::ffff:0:0:0/96, compatible): each forbidden IPv4 range is forbidden inside them too, whatever
+// form the address is written in.
 const EMBEDDINGS: ReadonlyArray<{ at: (hi: string, lo: string) => string; bits: number }> = [
   { at: (hi, lo) => `64:ff9b::${hi}:${lo}`, bits: 96 },
   { at: (hi, lo) => `2002:${hi}:${lo}::`, bits: 16 },
   { at: (hi, lo) => `::ffff:${hi}:${lo}`, bits: 96 },
+  { at: (hi, lo) => `::ffff:0:${hi}:${lo}`, bits: 96 },
   { at: (hi, lo) => `::${hi}:${lo}`, bits: 96 },
 ];
 for (const [net, prefix] of FORBIDDEN_IPV4) {
