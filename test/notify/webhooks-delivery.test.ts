@@ -257,6 +257,29 @@ describe('webhook deliveries', () => {
     assert.equal(expectStatus(await failing.api.post(`/webhooks/${failing.endpoint.id}/recover`, { since: '2024-02-29T00:00:00+01:00' }), 202).recovered, 0);
   });
 
+  test('a replay asked while the last attempt is in flight sends the delivery again after that attempt fails', async () => {
+    const { api, path, endpoint } = await subscribed(['snapshot.created']);
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    fixture.receiver.script(path, 500, 500, 500, 500, 500, 500, 500, { status: 500, hold: held });
+    try {
+      await tracked(api);
+      for (let attempt = 1; attempt < 8; attempt++) {
+        await fixture.receiver.waitFor(path, attempt);
+        await deliveryState(api, endpoint.id, 'pending', attempt);
+        advance(11 * HOUR_MS);
+      }
+      const [last] = await fixture.receiver.waitFor(path, 8).then((requests) => requests.slice(-1));
+      expectStatus(await api.post(`/webhooks/${endpoint.id}/deliveries/${last!.id}/replay`), 202);
+    } finally {
+      release();
+    }
+    // The 8th attempt's failure does not end it: the replay sends it again, on a fresh schedule.
+    const requests = await fixture.receiver.waitFor(path, 9);
+    assert.equal(requests[8]!.id, requests[0]!.id);
+    await deliveryState(api, endpoint.id, 'delivered', 1);
+  });
+
   test('an endpoint whose deliveries all failed for 5 days is disabled and the organization e-mailed', async () => {
     const { org, api, path, endpoint } = await subscribed(['snapshot.created']);
     fixture.receiver.script(path, ...Array(20).fill(500));

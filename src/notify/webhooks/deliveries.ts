@@ -242,7 +242,7 @@ async function claimOn(
 export async function failPendingOf(pool: Pool, endpointId: string, reason: string): Promise<void> {
   await expandBatches(pool, endpointId);
   await pool.query(
-    `UPDATE webhooks.deliveries SET status = 'failed', last_error = $2, next_attempt_at = NULL, claimed_until = NULL, claim_token = NULL
+    `UPDATE webhooks.deliveries SET status = 'failed', last_error = $2, next_attempt_at = NULL, claimed_until = NULL, claim_token = NULL, replay_asked = false
      WHERE endpoint_id = $1 AND status = 'pending'`,
     [endpointId, reason],
   );
@@ -285,18 +285,24 @@ export async function listDeliveries(pool: Pool, endpointId: string, beforeSeq: 
   return rows;
 }
 
-/** Sends a delivery again (with its webhook-id), on a fresh schedule; false when the endpoint has no such delivery. */
+/**
+ * Sends a delivery again (with its webhook-id), on a fresh schedule; false when the endpoint has
+ * no such delivery. One under a claim (an attempt in flight) is marked replay_asked instead: the
+ * attempt's mark then leaves it pending, due at once (schema.ts, `webhooks/009`). One statement,
+ * so a mark committing meanwhile is seen (the row is read again as it now stands).
+ */
 export async function replayDelivery(pool: Pool, endpointId: string, deliveryId: string, now: Date): Promise<boolean> {
   await expandBatches(pool, endpointId);
   const { rowCount } = await pool.query(
-    `UPDATE webhooks.deliveries SET status = 'pending', attempts = 0, next_attempt_at = $3, claimed_until = NULL, claim_token = NULL
-     WHERE endpoint_id = $1 AND delivery_id = $2 AND claim_token IS NULL`,
+    `UPDATE webhooks.deliveries SET
+       status = CASE WHEN claim_token IS NULL THEN 'pending' ELSE status END,
+       attempts = CASE WHEN claim_token IS NULL THEN 0 ELSE attempts END,
+       next_attempt_at = CASE WHEN claim_token IS NULL THEN $3 ELSE next_attempt_at END,
+       replay_asked = claim_token IS NOT NULL
+     WHERE endpoint_id = $1 AND delivery_id = $2`,
     [endpointId, deliveryId, now],
   );
-  if ((rowCount ?? 0) > 0) return true;
-  // Under a claim right now: it is being sent already.
-  const { rows } = await pool.query(`SELECT 1 FROM webhooks.deliveries WHERE endpoint_id = $1 AND delivery_id = $2`, [endpointId, deliveryId]);
-  return rows.length > 0;
+  return (rowCount ?? 0) > 0;
 }
 
 /** Every failed delivery of the endpoint made since `since`, sent again; answers how many. */
