@@ -29,7 +29,7 @@ export async function pruneDeliveriesOnce(pool: Pool, madeBefore: Date, limit = 
        SELECT e.endpoint_id, NOT EXISTS (SELECT 1 FROM ${rm}.webhook_endpoints w WHERE w.endpoint_id = e.endpoint_id) AS deleted
        FROM endpoints e WHERE e.endpoint_id IS NOT NULL
      ), due AS (
-       SELECT o.delivery_id FROM judged j
+       SELECT o.delivery_id, j.deleted FROM judged j
        CROSS JOIN LATERAL (
          SELECT d.delivery_id, d.status, d.created_at FROM webhooks.deliveries d WHERE d.endpoint_id = j.endpoint_id ORDER BY d.seq LIMIT $2
        ) o
@@ -37,7 +37,11 @@ export async function pruneDeliveriesOnce(pool: Pool, madeBefore: Date, limit = 
          AND (j.deleted OR (o.status <> 'pending' AND o.created_at < $1))
        LIMIT $2
      ), taken AS (
-       SELECT d.delivery_id FROM webhooks.deliveries d JOIN due ON due.delivery_id = d.delivery_id FOR UPDATE OF d SKIP LOCKED
+       -- A row locked here is checked again as it now stands: a replay or recover that committed
+       -- since this statement began made it pending again, and it stays.
+       SELECT d.delivery_id FROM webhooks.deliveries d JOIN due ON due.delivery_id = d.delivery_id
+       WHERE due.deleted OR d.status <> 'pending'
+       FOR UPDATE OF d SKIP LOCKED
      )
      DELETE FROM webhooks.deliveries d USING taken WHERE d.delivery_id = taken.delivery_id`,
     [madeBefore, limit],
