@@ -303,6 +303,33 @@ describe('webhook deliveries', () => {
     void org;
   });
 
+  test('the e-mail about an endpoint disabled after 5 days is recorded once, also when its first write fails', async (t) => {
+    const pool = fixture.service.db.pool;
+    // The first write of such an e-mail to the outbox fails (as a database error would).
+    await pool.query(`CREATE SEQUENCE test_disabled_mail_writes;
+      CREATE FUNCTION test_fail_first_disabled_mail() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF NEW.message_id LIKE '%.disabled.%' AND nextval('test_disabled_mail_writes') = 1 THEN RAISE EXCEPTION 'the first write of a disabled e-mail fails (test)'; END IF;
+        RETURN NEW;
+      END $$;
+      CREATE TRIGGER test_fail_first_disabled_mail BEFORE INSERT ON notify.outbox FOR EACH ROW EXECUTE FUNCTION test_fail_first_disabled_mail();`);
+    t.after(() => pool.query(`DROP TRIGGER test_fail_first_disabled_mail ON notify.outbox; DROP FUNCTION test_fail_first_disabled_mail(); DROP SEQUENCE test_disabled_mail_writes;`));
+    const { api, path, endpoint } = await subscribed(['snapshot.created']);
+    fixture.receiver.script(path, ...Array(20).fill(500));
+    await tracked(api);
+    await fixture.receiver.waitFor(path, 1);
+    await deliveryState(api, endpoint.id, 'pending', 1);
+    fixture.service.clock.advance(5 * 24 * HOUR_MS + 60_000);
+    expectStatus(await api.post(`/webhooks/${endpoint.id}/test`), 202);
+    await fixture.receiver.waitFor(path, 2);
+    const recorded = async () => (await pool.query(`SELECT message FROM notify.outbox WHERE message_id LIKE $1`, [`<${endpoint.id}.disabled.%`])).rows;
+    await until('the e-mail about the disabled endpoint recorded', async () => ((await recorded()).length > 0 ? true : undefined), 20_000, 50);
+    await webhooksQuiet(fixture.service);
+    const rows = await recorded();
+    assert.equal(rows.length, 1);
+    assert.ok(rows[0].message.text.includes(`${endpoint.id} (${fixture.receiver.url}${path}) has failed for 5 days`), rows[0].message.text);
+  });
+
   test('at most 10 in flight per endpoint; a slow endpoint does not hold up another organization\'s', async (t) => {
     const slow = await subscribed(['snapshot.created']);
     let release!: () => void;

@@ -1,7 +1,7 @@
 // Sends recorded deliveries: claims what is due (per endpoint, in order per video and at most
 // 10 at once), signs and POSTs each with no transaction open, then marks it delivered, due
-// again on the retry schedule, or failed. A 410 disables the endpoint; an endpoint whose every
-// delivery has failed for 5 days is disabled and its organization e-mailed (through the outbox).
+// again on the retry schedule, or failed. A 410 disables the endpoint; so does every delivery
+// failing for 5 days (the reactor then e-mails its organization, reading the disable from the log).
 // Sends run concurrently, so one slow endpoint holds only its own 10 places. The marks of sends
 // that ended go with the next claim, in its transaction: a place an endpoint frees is taken again
 // in that one round trip. Once an hour of service time it also prunes the deliveries table
@@ -10,13 +10,10 @@ import type { Pool } from 'pg';
 import type { Clock } from '../../clock.ts';
 import { DEFAULT_DELIVERY_RETENTION_DAYS } from '../../config.ts';
 import { disableWebhookEndpoint } from '../../commands/webhook-commands.ts';
-import { withTransaction } from '../../db/pool.ts';
 import { FAILING_ENDPOINT_DISABLE_MS, nextAttemptDelay, outcomeOf, parseRetryAfter, retryAfterOnServiceClock } from '../../domain/webhook-retry.ts';
 import type { UrlPolicy } from '../../domain/webhook-url.ts';
 import type { DisabledReason } from '../../domain/webhooks.ts';
 import type { EventStore } from '../../eventstore/port.ts';
-import { findOrganization } from '../../../projections/queries.ts';
-import { recordMessages, type OutboxMessage } from '../outbox.ts';
 import { claimDue, failPendingOf, nextDue, type Claimed, type ClaimedEndpoint } from './deliveries.ts';
 import { AttemptMarks, markAttempts, type AttemptMark, type MarkOutcome } from './marks.ts';
 import type { SecretBox } from './secret-box.ts';
@@ -43,9 +40,6 @@ export interface DispatcherDeps {
   box: SecretBox;
   policy: UrlPolicy;
   onError: (error: unknown) => void;
-  /** Told when an e-mail was recorded in the outbox (so its sender looks). */
-  onMailRecorded?: () => void;
-  mailFrom?: string;
   /** Sends in flight in this process, all endpoints together. */
   concurrency?: number;
   random?: () => number;
@@ -238,35 +232,15 @@ export class WebhookDispatcher {
     return secrets;
   }
 
+  /**
+   * Appends the disable, then fails what was pending. The organization's e-mail (for a disable
+   * after 5 days of failures) follows from the log: the reactor records it when it reads the
+   * disable (reactor.ts), so a failure here after the append does not lose it.
+   */
   private async disable(endpoint: ClaimedEndpoint, reason: DisabledReason, attemptedAt: Date): Promise<void> {
     const { pool, store, clock } = this.deps;
-    const handled = await disableWebhookEndpoint(store, clock, endpoint.org_id, endpoint.endpoint_id, reason, attemptedAt);
+    await disableWebhookEndpoint(store, clock, endpoint.org_id, endpoint.endpoint_id, reason, attemptedAt);
     await failPendingOf(pool, endpoint.endpoint_id, reason === 'gone' ? 'endpoint answered 410 Gone and was disabled' : 'endpoint failed for 5 days and was disabled');
-    // Only the process whose command disabled it writes to the organization.
-    if (reason !== 'failing' || handled.events.length === 0) return;
-    const org = await findOrganization(pool, endpoint.org_id);
-    if (!org) return;
-    const at = handled.events[0]!.data.at;
-    const message: OutboxMessage = {
-      messageId: `<${endpoint.endpoint_id}.disabled.${Date.parse(at)}@vidtrack>`,
-      fileName: `${endpoint.endpoint_id}-disabled-${Date.parse(at)}`,
-      message: {
-        from: this.deps.mailFrom ?? 'vidtrack <no-reply@vidtrack.local>',
-        to: org.email,
-        subject: 'A webhook endpoint was disabled after 5 days of failures',
-        text: [
-          `Hello ${org.name},`,
-          '',
-          `Every delivery to your webhook endpoint ${endpoint.endpoint_id} (${endpoint.url}) has failed for 5 days, so it has been disabled.`,
-          'Fix the receiver, enable it again with PATCH /api/v1/webhooks/' + endpoint.endpoint_id + ' {"enabled": true},',
-          'and send what it missed with POST /api/v1/webhooks/' + endpoint.endpoint_id + '/recover {"since": "..."}.',
-          '',
-          '-- vidtrack',
-        ].join('\n'),
-      },
-    };
-    await withTransaction(pool, (client) => recordMessages(client, [message]));
-    this.deps.onMailRecorded?.();
   }
 
   private wakeIn(ms: number): void {

@@ -12,12 +12,14 @@ import { withTransaction } from '../../db/pool.ts';
 import type { AlertMetric } from '../../domain/alerts.ts';
 import type { SnapshotRecorded } from '../../domain/video.ts';
 import type { UrlPolicy } from '../../domain/webhook-url.ts';
+import type { WebhookEndpointDisabled } from '../../domain/webhooks.ts';
 import { comparePositions, type EventStore, type Position, type RecordedEvent } from '../../eventstore/port.ts';
 import {
   alertsOfOrganizations,
   enabledWebhookEndpoints,
   findOrganizations,
   readSnapshotsForAlerts,
+  readWebhookEndpoint,
   readUsage,
   readSnapshotVideos,
   readVideos,
@@ -105,12 +107,10 @@ export class WebhookReactor {
       timeScale: deps.timeScale,
       box: deps.box,
       policy: deps.policy,
-      mailFrom: deps.mail.from,
       post: deps.post,
       collecting: deps.collecting,
       retentionMs: deps.retentionMs,
       onError: (error) => this.onError(error),
-      onMailRecorded: () => this.mailSender?.kick(),
     });
   }
 
@@ -156,8 +156,9 @@ export class WebhookReactor {
     if (page.some((e) => TARGET_CHANGES.has(e.type))) this.targetsUnprojected = true;
     const balance = balanceChangesOf(page);
     const prepared = causes.length > 0 || balance.spenders.size > 0 ? await this.prepare(causes, balance, last) : { deliveries: [], candidates: [], messages: [] };
+    const messages = [...prepared.messages, ...(await this.disabledEmails(page))];
     const nothingToWrite =
-      prepared.deliveries.length === 0 && prepared.candidates.length === 0 && prepared.messages.length === 0 && balance.thresholds.size === 0 && balance.deposits.size === 0;
+      prepared.deliveries.length === 0 && prepared.candidates.length === 0 && messages.length === 0 && balance.thresholds.size === 0 && balance.deposits.size === 0;
     if (nothingToWrite) {
       // Most pages (no endpoint subscribed to what they hold) move only the checkpoint: one
       // statement, on the connections that do not wait for the disk. A checkpoint a crash loses
@@ -177,12 +178,34 @@ export class WebhookReactor {
     await withTransaction(this.deps.pool, async (client) => {
       const deliveries = await watchBalances(client, balance, prepared.candidates, this.deps.clock.now());
       await recordDeliveries(client, deliveries);
-      await recordMessages(client, prepared.messages);
+      await recordMessages(client, messages);
       lowBalance = deliveries.length;
       await advanceCheckpoint(client, 'webhooks.checkpoint', last);
     });
     if (lowBalance > 0) this.dispatcher.kick();
-    if (prepared.messages.length > 0) this.mailSender?.kick();
+    if (messages.length > 0) this.mailSender?.kick();
+  }
+
+  /**
+   * The e-mails of the page's endpoints disabled after 5 days of failures, recorded with the
+   * checkpoint: a page read again records each once more under the same Message-ID, which the
+   * outbox keeps once (sent or not).
+   */
+  private async disabledEmails(page: RecordedEvent[]): Promise<OutboxMessage[]> {
+    const disabled = page
+      .filter((e) => e.type === 'WebhookEndpointDisabled')
+      .map((e) => e.data as WebhookEndpointDisabled['data'])
+      .filter((d) => d.reason === 'failing');
+    if (disabled.length === 0) return [];
+    const orgs = await findOrganizations(this.deps.pool, [...new Set(disabled.map((d) => d.orgId))]);
+    const messages: OutboxMessage[] = [];
+    for (const d of disabled) {
+      const org = orgs.get(d.orgId);
+      if (!org) continue;
+      const endpoint = await readWebhookEndpoint(this.deps.pool, d.endpointId);
+      messages.push(endpointDisabledEmail(d, endpoint?.url ?? null, org, this.deps.mail.from));
+    }
+    return messages;
   }
 
   /** Until the read models hold the page at `last`; failing the page when they do not in time. */
@@ -362,6 +385,30 @@ export class WebhookReactor {
     this.closeMailer();
     this.mailSender = null;
   }
+}
+
+/** The organization's e-mail about its endpoint disabled after 5 days of failures; the Message-ID is a function of the disable. */
+function endpointDisabledEmail(disabled: WebhookEndpointDisabled['data'], url: string | null, org: { name: string; email: string }, from: string): OutboxMessage {
+  const { endpointId } = disabled;
+  const at = Date.parse(disabled.at);
+  return {
+    messageId: `<${endpointId}.disabled.${at}@vidtrack>`,
+    fileName: `${endpointId}-disabled-${at}`,
+    message: {
+      from,
+      to: org.email,
+      subject: 'A webhook endpoint was disabled after 5 days of failures',
+      text: [
+        `Hello ${org.name},`,
+        '',
+        `Every delivery to your webhook endpoint ${endpointId}${url === null ? '' : ` (${url})`} has failed for 5 days, so it has been disabled.`,
+        'Fix the receiver, enable it again with PATCH /api/v1/webhooks/' + endpointId + ' {"enabled": true},',
+        'and send what it missed with POST /api/v1/webhooks/' + endpointId + '/recover {"since": "..."}.',
+        '',
+        '-- vidtrack',
+      ].join('\n'),
+    },
+  };
 }
 
 /** Whether an endpoint gets this event: same organization and mode, and subscribed (a test goes to its one endpoint). */
