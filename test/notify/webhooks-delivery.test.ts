@@ -10,6 +10,7 @@ import { API, client, expectInvalid, expectStatus, newLink, passHours, tracked }
 import { deposit } from '../../src/commands/account-commands.ts';
 import { parseUsd } from '../../src/domain/money.ts';
 import { streamIdOfWebhookTests, streamIdOfWebhooks } from '../../src/domain/webhooks.ts';
+import { deliveryIdOf, recordDeliveries, type NewDelivery } from '../../src/notify/webhooks/deliveries.ts';
 import { until } from '../support/wait.ts';
 import { webhookFixture, webhooksQuiet } from '../support/webhook-receiver.ts';
 
@@ -348,6 +349,38 @@ describe('webhook deliveries', () => {
       const list = await deliveriesOf(slow.api, slow.endpoint.id);
       return list.deliveries.length === 12 && list.deliveries.every((d: { status: string }) => d.status === 'delivered') ? true : undefined;
     }, 10_000, 20);
+  });
+
+  test("one organization's 20 endpoints at their 10 each leave places for another organization's endpoint", async (t) => {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    t.after(() => release());
+    const busy = await fixture.service.organization({ usd: '100' });
+    const busyApi = client(fixture.service, busy.liveKey);
+    const deliveries: NewDelivery[] = [];
+    const busyPaths: string[] = [];
+    for (let e = 0; e < 20; e++) {
+      const path = `/hook-${++paths}`;
+      busyPaths.push(path);
+      const endpoint = expectStatus(await busyApi.post('/webhooks', { url: fixture.receiver.url + path, events: ['snapshot.created'] }), 201);
+      fixture.receiver.script(path, ...Array.from({ length: 10 }, () => ({ status: 200, hold: held })));
+      for (let i = 0; i < 10; i++) {
+        const eventId = `${endpoint.id}-event-${i}`;
+        const body = JSON.stringify({ type: 'webhook.test', timestamp: fixture.service.clock.now().toISOString(), data: {} });
+        deliveries.push({ deliveryId: deliveryIdOf(eventId, 'webhook.test', endpoint.id), endpointId: endpoint.id, orgId: busy.orgId, eventId, eventType: 'webhook.test', videoId: null, body, createdAt: fixture.service.clock.now() });
+      }
+    }
+    await recordDeliveries(fixture.service.db.pool, deliveries);
+    fixture.service.webhooks!.dispatcher.kick();
+    const busyRequests = () => fixture.receiver.received.filter((r) => busyPaths.includes(r.path)).length;
+    // All the process lets them have (200 places, less the 10 kept for endpoints with nothing in flight).
+    await until('the busy organization\'s sends to take their places', () => (busyRequests() >= 190 ? true : undefined), 20_000, 20);
+    const other = await subscribed(['snapshot.created']);
+    expectStatus(await other.api.post(`/webhooks/${other.endpoint.id}/test`), 202);
+    await fixture.receiver.waitFor(other.path, 1, 5_000);
+    release();
+    await until('every delivery of the busy organization sent', () => (busyRequests() >= 200 ? true : undefined), 20_000, 20);
+    await webhooksQuiet(fixture.service);
   });
 
   test('tracking.failed when the platform deletes the video; tracking.paused and tracking.resumed with the funds', async () => {

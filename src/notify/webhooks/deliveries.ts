@@ -171,6 +171,10 @@ export const CLAIM_MS = 20_000;
  * delivery already expanded is older than any still in a batch (batches are expanded oldest
  * first), so claiming before the expansion keeps each video's order.
  *
+ * `reserved` of the `limit` places go only to endpoints with nothing in flight (their first
+ * place): the rest can all be taken by endpoints that have some, and one organization's many
+ * endpoints must not leave another's none.
+ *
  * `marks`, ends of earlier attempts, are written first in the same transaction: the places they
  * free are claimed again at once. Answers the claims and the outcome of each mark written.
  */
@@ -179,12 +183,13 @@ export async function claimDue(
   now: Date,
   limit: number,
   marks: readonly AttemptMark[] = [],
+  reserved = 0,
 ): Promise<{ claimed: Claimed[]; marked: Map<string, MarkOutcome> }> {
-  const first = await claimOn(pool, now, limit, marks);
+  const first = await claimOn(pool, now, limit, limit - reserved, marks);
   if (!first.batches) return first;
   await expandBatches(pool);
   const room = limit - first.claimed.length;
-  return room > 0 ? { claimed: [...first.claimed, ...(await claimOn(pool, now, room, [])).claimed], marked: first.marked } : first;
+  return room > 0 ? { claimed: [...first.claimed, ...(await claimOn(pool, now, room, room - reserved, [])).claimed], marked: first.marked } : first;
 }
 
 /** One claim (after writing `marks`), and whether recorded batches were waiting to be expanded. */
@@ -192,9 +197,11 @@ async function claimOn(
   pool: Pool,
   now: Date,
   limit: number,
+  limitMore: number,
   marks: readonly AttemptMark[],
 ): Promise<{ claimed: Claimed[]; marked: Map<string, MarkOutcome>; batches: boolean }> {
   if (!Number.isSafeInteger(limit) || limit < 0) throw new RangeError(`claim limit ${limit} is not a count`);
+  if (!Number.isSafeInteger(limitMore)) throw new RangeError(`claim limit ${limitMore} is not a number`);
   const at = `'${now.toISOString()}'::timestamptz`;
   // Marks carry error texts from outside (a network error's message): a literal escaped by pg.
   const mark = marks.length > 0 ? `${markAttemptsSql(pg.escapeLiteral(markInput(marks)))};` : '';
@@ -207,7 +214,7 @@ async function claimOn(
     // transactions never hold rows the other waits for; a mark written apart (during a sweep,
     // or a lapsed claim's sender answering late) is what the claim's SKIP LOCKED is for.
     //
-    // The claim (a function of the schema, `webhooks/007` in schema.ts): the endpoints with
+    // The claim (a function of the schema, `webhooks/010` in schema.ts): the endpoints with
     // pending work, one index probe each (a skip scan: a backlog of thousands costs nothing
     // more); per endpoint its claims in flight (a small index) and its oldest due deliveries, up
     // to its free places, the first pending of each video only.
@@ -216,7 +223,7 @@ async function claimOn(
        SELECT pg_advisory_xact_lock(hashtext('webhooks.claim'));
        ${mark}
        SELECT EXISTS (SELECT 1 FROM webhooks.delivery_batches) AS batches;
-       SELECT * FROM webhooks.claim_due(${at}, ${limit}, ${MAX_IN_FLIGHT_PER_ENDPOINT}, ${CLAIM_MS});
+       SELECT * FROM webhooks.claim_due(${at}, ${limit}, ${limitMore}, ${MAX_IN_FLIGHT_PER_ENDPOINT}, ${CLAIM_MS});
        COMMIT`,
     )) as unknown as Array<{ rows: unknown[] }>;
     // BEGIN, the lock, the marks when there are any, then the look for batches and the claim.

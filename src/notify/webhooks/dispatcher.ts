@@ -64,6 +64,12 @@ const IDLE_POLL_MS = 30_000;
 const DATABASE_RETRY_MS = 2_000;
 const DEFAULT_CONCURRENCY = 200;
 /**
+ * The share of the process's places (a twentieth: 10 of 200) kept for endpoints with nothing in
+ * flight: without it, one organization's 20 endpoints at their 10 each took all 200, and another
+ * organization's endpoint waited for their sends to end (up to their 15 s).
+ */
+const FIRST_PLACES_SHARE = 1 / 20;
+/**
  * Longest wait (wall time) for a collection sweep before a claim goes ahead anyway: a scheduler
  * that is always behind runs one sweep after another, and deliveries must still move.
  */
@@ -161,7 +167,9 @@ export class WebhookDispatcher {
   private async claim(room: number, marks: readonly AttemptMark[] = []): Promise<{ claimed: Claimed[]; marked: Map<string, MarkOutcome> }> {
     this.claiming += room;
     try {
-      const result = await claimDue(this.sendPool, this.deps.clock.now(), room, marks);
+      // `room` is what the process has free: sends to endpoints with some in flight leave the reserve of it.
+      const reserved = Math.floor((this.deps.concurrency ?? DEFAULT_CONCURRENCY) * FIRST_PLACES_SHARE);
+      const result = await claimDue(this.sendPool, this.deps.clock.now(), room, marks, reserved);
       // Stopped while claiming: these are not sent here (their claims lapse and another sender takes them).
       if (!this.stopped) for (const delivery of result.claimed) this.track(this.attempt(delivery));
       return result;
