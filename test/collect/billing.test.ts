@@ -2,8 +2,6 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { DAY_MS, HOUR_MS } from '../../src/clock.ts';
-import type { Collector } from '../../src/collect/collector.ts';
-import type { CollectorSet } from '../../src/collect/collectors.ts';
 import { leaseOrganizations, releaseOrganizations } from '../../src/collect/leases.ts';
 import { chargeUsage, collectDue, completeEnded, resumeFunded } from '../../src/collect/work.ts';
 import { deposit } from '../../src/commands/account-commands.ts';
@@ -11,6 +9,7 @@ import { stopVideo } from '../../src/commands/video-commands.ts';
 import { parseUsd } from '../../src/domain/money.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 import { collectHours, eventsOf, getUsage, getVideo, recordedSlots, track, youtubeLink } from './rounds.ts';
+import { collectorsCalling } from '../support/collectors.ts';
 
 let service: TestService;
 beforeEach(async () => {
@@ -223,20 +222,10 @@ describe('pause and resume', () => {
     // snapshot is decided, then refused (not_monitoring). Batches of one, so the other two videos
     // are decided after that batch's append is over.
     let stopped: string | undefined;
-    const collectors: CollectorSet = Object.assign(Object.create(service.work.collectors) as CollectorSet, {
-      forVideo: (mode: 'live' | 'test', platform: Parameters<CollectorSet['forVideo']>[1]): Collector => {
-        const inner = service.work.collectors.forVideo(mode, platform);
-        return {
-          name: inner.name,
-          async collect(refs) {
-            if (!stopped) {
-              stopped = videoOf.get(refs[0]!.platformId)!;
-              await stopVideo(service.store, service.clock, stopped);
-            }
-            return inner.collect(refs);
-          },
-        };
-      },
+    const collectors = collectorsCalling(service.work.collectors, async (refs) => {
+      if (stopped) return;
+      stopped = videoOf.get(refs[0]!.platformId)!;
+      await stopVideo(service.store, service.clock, stopped);
     });
     service.clock.advance(HOUR_MS);
     await collectDue({ ...service.work, collectors, batchSize: 1 });

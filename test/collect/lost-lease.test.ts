@@ -4,12 +4,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { HOUR_MS } from '../../src/clock.ts';
-import type { Collector } from '../../src/collect/collector.ts';
-import type { CollectorSet } from '../../src/collect/collectors.ts';
 import { leaseOrganizations, markInFlight, releaseOrganizations, renewLeases } from '../../src/collect/leases.ts';
 import { collectDue } from '../../src/collect/work.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 import { recordedSlots, track, youtubeLink } from './rounds.ts';
+import { collectorsCalling } from '../support/collectors.ts';
 
 let service: TestService;
 before(async () => {
@@ -26,18 +25,9 @@ describe('a lease lost during a sweep', () => {
     await service.settle();
 
     // While this sweep asks the platform, another scheduler takes `taken` over.
-    const collectors: CollectorSet = Object.assign(Object.create(service.work.collectors) as CollectorSet, {
-      forVideo: (mode: 'live' | 'test', platform: Parameters<CollectorSet['forVideo']>[1]): Collector => {
-        const inner = service.work.collectors.forVideo(mode, platform);
-        return {
-          name: inner.name,
-          async collect(refs) {
-            await service.db.pool.query(`UPDATE sched.org_leases SET holder = 'another-scheduler', leased_until = now() + interval '1 hour' WHERE org_id = $1`, [taken.orgId]);
-            return inner.collect(refs);
-          },
-        };
-      },
-    });
+    const collectors = collectorsCalling(service.work.collectors, () =>
+      service.db.pool.query(`UPDATE sched.org_leases SET holder = 'another-scheduler', leased_until = now() + interval '1 hour' WHERE org_id = $1`, [taken.orgId]),
+    );
     service.clock.advance(HOUR_MS);
     await collectDue({ ...service.work, collectors });
     await service.settle();

@@ -4,12 +4,11 @@ import assert from 'node:assert/strict';
 import type Bree from 'bree';
 import { afterEach, beforeEach, it } from 'node:test';
 import { HOUR_MS, scaledClock, type Clock } from '../../src/clock.ts';
-import type { Collector } from '../../src/collect/collector.ts';
-import type { CollectorSet } from '../../src/collect/collectors.ts';
 import { Scheduler, type JobName } from '../../src/collect/scheduler.ts';
 import type { WorkDeps } from '../../src/collect/work.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 import { eventsOf, getUsage, recordedSlots, track, youtubeLink } from './rounds.ts';
+import { collectorsCalling } from '../support/collectors.ts';
 
 const TIME_SCALE = 36_000;
 
@@ -242,17 +241,8 @@ it('stop() ends a collect sweep at its next batch: no platform is asked again, t
   let batches = 0;
   let stopping: Promise<void> | undefined;
   // stop() is called while the platform is asked for the first batch (of one video).
-  const collectors: CollectorSet = Object.assign(Object.create(service.work.collectors) as CollectorSet, {
-    forVideo: (mode: 'live' | 'test', platform: Parameters<CollectorSet['forVideo']>[1]): Collector => {
-      const inner = service.work.collectors.forVideo(mode, platform);
-      return {
-        name: inner.name,
-        async collect(refs) {
-          if (++batches === 1) stopping = s.stop();
-          return inner.collect(refs);
-        },
-      };
-    },
+  const collectors = collectorsCalling(service.work.collectors, () => {
+    if (++batches === 1) stopping = s.stop();
   });
   const s = new Scheduler({ ...service.work, collectors, batchSize: 1 }, { timeScale: 1, onError: (job, error) => errors.push([job, error]) });
   scheduler = s;
