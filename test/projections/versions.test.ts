@@ -2,7 +2,7 @@
 // drops the other's tables; the newer projector, once it holds the lock, builds its version
 // beside the live tables and swaps it in; an older projector then leaves the newer tables alone.
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import { migrate } from '../../src/db/migrate.ts';
 import { PostgresEventStore } from '../../src/eventstore/postgres.ts';
 import { comparePositions, type Position } from '../../src/eventstore/port.ts';
@@ -32,21 +32,21 @@ async function until<T>(what: string, probe: () => Promise<T | undefined>, timeo
   }
 }
 
-test('a newer projector stands by beside an older one, then builds beside and swaps; an older one never touches newer tables', async (t) => {
-  assert.notEqual(apiKeysV2.ddl('rm'), apiKeysProjection.ddl('rm'), 'the v2 fixture changes the tables');
+/**
+ * A database of its own for one test, with what every test here does on it: runners started on
+ * a schema (stopped when the test ends), an organization opened (an event of api_keys), and a
+ * wait for a runner to pass a position. Failures the runners report are collected.
+ */
+async function versionsDatabase(t: TestContext) {
   const db = await createTestDatabase();
   t.after(() => db.drop());
   await migrate(db.pool, allMigrations);
   const store = new PostgresEventStore(db.pool);
   t.after(() => store.close());
-  const runners: ProjectionRunner[] = [];
-  t.after(async () => {
-    for (const r of runners) await r.stop();
-  });
   const failures: unknown[] = [];
-  const start = async (projection: Projection) => {
-    const runner = new ProjectionRunner(store, db.pool, [projection], { schema: READ_SCHEMA });
-    runners.push(runner);
+  const start = async (projection: Projection, schema = READ_SCHEMA) => {
+    const runner = new ProjectionRunner(store, db.pool, [projection], { schema });
+    t.after(() => runner.stop());
     await runner.start((error) => failures.push(error));
     return runner;
   };
@@ -57,6 +57,12 @@ test('a newer projector stands by beside an older one, then builds beside and sw
       const p = runner.position$.value;
       return p && comparePositions(p, target) >= 0 ? true : undefined;
     });
+  return { db, store, failures, start, open, passed };
+}
+
+test('a newer projector stands by beside an older one, then builds beside and swaps; an older one never touches newer tables', async (t) => {
+  assert.notEqual(apiKeysV2.ddl('rm'), apiKeysProjection.ddl('rm'), 'the v2 fixture changes the tables');
+  const { db, failures, start, open, passed } = await versionsDatabase(t);
   const organizations = async () => (await db.pool.query(`SELECT org_id FROM rm.organizations ORDER BY org_id`)).rows.map((r) => r.org_id);
   const hasReviewedColumn = async () =>
     (await db.pool.query(`SELECT 1 FROM information_schema.columns WHERE table_schema = 'rm' AND table_name = 'organizations' AND column_name = 'reviewed'`)).rowCount === 1;
@@ -100,34 +106,19 @@ test('a newer projector stands by beside an older one, then builds beside and sw
 });
 
 test('a rebuild of the older version started before the newer projector moved the tables is refused at its swap, and swaps nothing', async (t) => {
-  const db = await createTestDatabase();
-  t.after(() => db.drop());
-  await migrate(db.pool, allMigrations);
-  const store = new PostgresEventStore(db.pool);
-  t.after(() => store.close());
-  const open = (n: number) =>
-    store.append(`account-org_${n}`, [{ type: 'OrganizationOpened', data: { orgId: `org_${n}`, name: `Org ${n}`, email: `${n}@example.test`, plan: 'free', rateLimit: null, at: '2026-03-01T00:00:00.000Z' } }], 'no_stream');
-  const passed = (runner: ProjectionRunner, target: Position) =>
-    until(`the projector to pass ${target.commit}/${target.prepare}`, async () => {
-      const p = runner.position$.value;
-      return p && comparePositions(p, target) >= 0 ? true : undefined;
-    });
-  const failures: unknown[] = [];
+  const { db, store, failures, start, open, passed } = await versionsDatabase(t);
 
-  const v1 = new ProjectionRunner(store, db.pool, [apiKeysProjection], { schema: READ_SCHEMA });
-  t.after(() => v1.stop());
-  await v1.start((error) => failures.push(error));
+  const v1 = await start(apiKeysProjection);
   await passed(v1, (await open(1)).position);
   await v1.stop(); // the old deploy goes away
 
-  const v2 = new ProjectionRunner(store, db.pool, [apiKeysV2], { schema: READ_SCHEMA });
-  t.after(() => v2.stop());
+  let v2: ProjectionRunner | undefined;
   const rebuilt = rebuildReadModels(store, db.pool, {
     projections: [apiKeysProjection],
     liveSchema: READ_SCHEMA,
     // The rebuild of version 1 has built; version 2 is deployed before it swaps, and its projector moves the tables.
     onBuilt: async () => {
-      await v2.start((error) => failures.push(error));
+      v2 = await start(apiKeysV2);
       assert.ok(v2.active, `v2 did not start: ${failures.map(String).join('; ')}`);
     },
   });
@@ -140,31 +131,20 @@ test('a rebuild of the older version started before the newer projector moved th
   const { rows } = await db.pool.query(`SELECT version FROM rm.projection_versions WHERE projection = 'api_keys'`);
   assert.equal(rows[0].version, 2);
   // The version-2 projector goes on projecting into its tables.
-  await passed(v2, (await open(2)).position);
+  await passed(v2!, (await open(2)).position);
   const organizations = await db.pool.query(`SELECT org_id, reviewed FROM rm.organizations ORDER BY org_id`);
   assert.deepEqual(organizations.rows, [{ org_id: 'org_1', reviewed: false }, { org_id: 'org_2', reviewed: false }]);
   assert.deepEqual(failures, []);
 });
 
 test('a move to a new version finds the build of a still newer one, killed and rolled back, and builds afresh', async (t) => {
-  const db = await createTestDatabase();
-  t.after(() => db.drop());
-  await migrate(db.pool, allMigrations);
-  const store = new PostgresEventStore(db.pool);
-  t.after(() => store.close());
-  await store.append('account-org_1', [{ type: 'OrganizationOpened', data: { orgId: 'org_1', name: 'Org 1', email: '1@example.test', plan: 'free', rateLimit: null, at: '2026-03-01T00:00:00.000Z' } }], 'no_stream');
-  const failures: unknown[] = [];
-  const run = async (projection: Projection, schema: string) => {
-    const runner = new ProjectionRunner(store, db.pool, [projection], { schema });
-    t.after(() => runner.stop());
-    await runner.start((error) => failures.push(error));
-    return runner;
-  };
-  await (await run(apiKeysProjection, READ_SCHEMA)).stop();
+  const { db, failures, start, open } = await versionsDatabase(t);
+  await open(1);
+  await (await start(apiKeysProjection)).stop();
   // Version 3's move, killed halfway through its build beside; that deploy was rolled back to version 2.
-  await (await run({ ...apiKeysV2, version: apiKeysV2.version + 1 }, `${READ_SCHEMA}_upgrade`)).stop();
+  await (await start({ ...apiKeysV2, version: apiKeysV2.version + 1 }, `${READ_SCHEMA}_upgrade`)).stop();
 
-  const v2 = await run(apiKeysV2, READ_SCHEMA);
+  const v2 = await start(apiKeysV2);
   assert.ok(v2.active, `version 2 did not move the read model: ${failures.map(String).join('; ')}`);
   const { rows } = await db.pool.query(`SELECT version FROM rm.projection_versions WHERE projection = 'api_keys'`);
   assert.equal(rows[0].version, 2);
