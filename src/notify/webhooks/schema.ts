@@ -136,39 +136,10 @@ ${claimDueFunction('CREATE', 'r.seq')}`,
     // a process of the version before, counts, as it did.)
     id: 'webhooks/008-marks-without-a-send-leave-health',
     sql: `
-      CREATE OR REPLACE FUNCTION webhooks.mark_attempts(input json) RETURNS TABLE (delivery_id text, failing_since timestamptz)
-      LANGUAGE plpgsql AS $fn$
-      #variable_conflict use_column
-      BEGIN
-        RETURN QUERY
-        WITH i AS (
-          SELECT * FROM json_to_recordset(input)
-            AS i(delivery_id text, claim_token uuid, status text, last_status int, last_error text, next_attempt_at timestamptz, at timestamptz, receiver_called boolean)
-        ), marked AS (
-          UPDATE webhooks.deliveries d SET status = i.status, last_status = i.last_status, last_error = i.last_error,
+${markAttemptsFunction(`          UPDATE webhooks.deliveries d SET status = i.status, last_status = i.last_status, last_error = i.last_error,
             next_attempt_at = i.next_attempt_at, delivered_at = CASE WHEN i.status = 'delivered' THEN i.at ELSE d.delivered_at END,
             claimed_until = NULL, claim_token = NULL
-          FROM i WHERE d.delivery_id = i.delivery_id AND d.claim_token = i.claim_token
-          RETURNING d.delivery_id, d.endpoint_id, i.status, i.at, coalesce(i.receiver_called, true) AS receiver_called
-        ), sent AS (
-          SELECT m.endpoint_id, m.status, m.at FROM marked m WHERE m.receiver_called
-        ), successes AS (
-          SELECT m.endpoint_id, max(m.at) FILTER (WHERE m.status = 'delivered') AS last_success FROM sent m GROUP BY m.endpoint_id
-        ), per_endpoint AS (
-          SELECT m.endpoint_id, s.last_success,
-            min(m.at) FILTER (WHERE m.status <> 'delivered' AND (s.last_success IS NULL OR m.at > s.last_success)) AS first_failure
-          FROM sent m JOIN successes s ON s.endpoint_id = m.endpoint_id GROUP BY m.endpoint_id, s.last_success
-        ), health AS (
-          INSERT INTO webhooks.endpoint_health AS h (endpoint_id, failing_since, last_success_at)
-          SELECT p.endpoint_id, p.first_failure, p.last_success FROM per_endpoint p ORDER BY p.endpoint_id
-          ON CONFLICT (endpoint_id) DO UPDATE SET
-            failing_since = CASE WHEN excluded.last_success_at IS NOT NULL THEN excluded.failing_since ELSE coalesce(h.failing_since, excluded.failing_since) END,
-            last_success_at = greatest(h.last_success_at, excluded.last_success_at)
-          RETURNING h.endpoint_id, h.failing_since
-        )
-        -- A delivery of an endpoint no send of this batch reached has no health row here.
-        SELECT m.delivery_id, h.failing_since FROM marked m LEFT JOIN health h ON h.endpoint_id = m.endpoint_id;
-      END $fn$;`,
+`)}`,
   },
   {
     // A replay asked while an attempt of the delivery is in flight used to change nothing (the
@@ -177,43 +148,14 @@ ${claimDueFunction('CREATE', 'r.seq')}`,
     // The endpoint's health still takes the attempt's own outcome.
     id: 'webhooks/009-replay-during-an-attempt',
     sql: `ALTER TABLE webhooks.deliveries ADD COLUMN replay_asked boolean NOT NULL DEFAULT false;
-      CREATE OR REPLACE FUNCTION webhooks.mark_attempts(input json) RETURNS TABLE (delivery_id text, failing_since timestamptz)
-      LANGUAGE plpgsql AS $fn$
-      #variable_conflict use_column
-      BEGIN
-        RETURN QUERY
-        WITH i AS (
-          SELECT * FROM json_to_recordset(input)
-            AS i(delivery_id text, claim_token uuid, status text, last_status int, last_error text, next_attempt_at timestamptz, at timestamptz, receiver_called boolean)
-        ), marked AS (
-          -- A replay asked during the attempt: pending again, on a fresh schedule from the attempt's end.
+${markAttemptsFunction(`          -- A replay asked during the attempt: pending again, on a fresh schedule from the attempt's end.
           UPDATE webhooks.deliveries d SET status = CASE WHEN d.replay_asked THEN 'pending' ELSE i.status END,
             last_status = i.last_status, last_error = i.last_error,
             next_attempt_at = CASE WHEN d.replay_asked THEN i.at ELSE i.next_attempt_at END,
             attempts = CASE WHEN d.replay_asked THEN 0 ELSE d.attempts END, replay_asked = false,
             delivered_at = CASE WHEN i.status = 'delivered' THEN i.at ELSE d.delivered_at END,
             claimed_until = NULL, claim_token = NULL
-          FROM i WHERE d.delivery_id = i.delivery_id AND d.claim_token = i.claim_token
-          RETURNING d.delivery_id, d.endpoint_id, i.status, i.at, coalesce(i.receiver_called, true) AS receiver_called
-        ), sent AS (
-          SELECT m.endpoint_id, m.status, m.at FROM marked m WHERE m.receiver_called
-        ), successes AS (
-          SELECT m.endpoint_id, max(m.at) FILTER (WHERE m.status = 'delivered') AS last_success FROM sent m GROUP BY m.endpoint_id
-        ), per_endpoint AS (
-          SELECT m.endpoint_id, s.last_success,
-            min(m.at) FILTER (WHERE m.status <> 'delivered' AND (s.last_success IS NULL OR m.at > s.last_success)) AS first_failure
-          FROM sent m JOIN successes s ON s.endpoint_id = m.endpoint_id GROUP BY m.endpoint_id, s.last_success
-        ), health AS (
-          INSERT INTO webhooks.endpoint_health AS h (endpoint_id, failing_since, last_success_at)
-          SELECT p.endpoint_id, p.first_failure, p.last_success FROM per_endpoint p ORDER BY p.endpoint_id
-          ON CONFLICT (endpoint_id) DO UPDATE SET
-            failing_since = CASE WHEN excluded.last_success_at IS NOT NULL THEN excluded.failing_since ELSE coalesce(h.failing_since, excluded.failing_since) END,
-            last_success_at = greatest(h.last_success_at, excluded.last_success_at)
-          RETURNING h.endpoint_id, h.failing_since
-        )
-        -- A delivery of an endpoint no send of this batch reached has no health row here.
-        SELECT m.delivery_id, h.failing_since FROM marked m LEFT JOIN health h ON h.endpoint_id = m.endpoint_id;
-      END $fn$;`,
+`)}`,
   },
   {
     // Places kept for endpoints with nothing in flight: the dispatcher claims more for an endpoint
@@ -225,6 +167,44 @@ ${claimDueFunction('CREATE', 'r.seq')}`,
     sql: claimDueFunction('CREATE', 'r.slot > 1, r.seq', true),
   },
 ];
+
+/**
+ * `mark_attempts` (deliveries.ts says what it does) around the update of the marked rows, which
+ * is what `webhooks/008` and `webhooks/009` change: the rest is the same text in both. Applied
+ * migrations are checksummed (db/migrate.ts): this text must not change, as claimDueFunction's.
+ */
+function markAttemptsFunction(update: string): string {
+  return `      CREATE OR REPLACE FUNCTION webhooks.mark_attempts(input json) RETURNS TABLE (delivery_id text, failing_since timestamptz)
+      LANGUAGE plpgsql AS $fn$
+      #variable_conflict use_column
+      BEGIN
+        RETURN QUERY
+        WITH i AS (
+          SELECT * FROM json_to_recordset(input)
+            AS i(delivery_id text, claim_token uuid, status text, last_status int, last_error text, next_attempt_at timestamptz, at timestamptz, receiver_called boolean)
+        ), marked AS (
+${update}          FROM i WHERE d.delivery_id = i.delivery_id AND d.claim_token = i.claim_token
+          RETURNING d.delivery_id, d.endpoint_id, i.status, i.at, coalesce(i.receiver_called, true) AS receiver_called
+        ), sent AS (
+          SELECT m.endpoint_id, m.status, m.at FROM marked m WHERE m.receiver_called
+        ), successes AS (
+          SELECT m.endpoint_id, max(m.at) FILTER (WHERE m.status = 'delivered') AS last_success FROM sent m GROUP BY m.endpoint_id
+        ), per_endpoint AS (
+          SELECT m.endpoint_id, s.last_success,
+            min(m.at) FILTER (WHERE m.status <> 'delivered' AND (s.last_success IS NULL OR m.at > s.last_success)) AS first_failure
+          FROM sent m JOIN successes s ON s.endpoint_id = m.endpoint_id GROUP BY m.endpoint_id, s.last_success
+        ), health AS (
+          INSERT INTO webhooks.endpoint_health AS h (endpoint_id, failing_since, last_success_at)
+          SELECT p.endpoint_id, p.first_failure, p.last_success FROM per_endpoint p ORDER BY p.endpoint_id
+          ON CONFLICT (endpoint_id) DO UPDATE SET
+            failing_since = CASE WHEN excluded.last_success_at IS NOT NULL THEN excluded.failing_since ELSE coalesce(h.failing_since, excluded.failing_since) END,
+            last_success_at = greatest(h.last_success_at, excluded.last_success_at)
+          RETURNING h.endpoint_id, h.failing_since
+        )
+        -- A delivery of an endpoint no send of this batch reached has no health row here.
+        SELECT m.delivery_id, h.failing_since FROM marked m LEFT JOIN health h ON h.endpoint_id = m.endpoint_id;
+      END $fn$;`;
+}
 
 /**
  * Since `webhooks/010`: of the places handed out in order (first places first), one beyond the
