@@ -117,6 +117,22 @@ describe('webhook endpoints', () => {
     }
   });
 
+  test('a URL longer than 2048 characters once percent-encoded is refused, so the endpoint as read can always be sent back', async () => {
+    const org = await service.organization();
+    const api = webhooksApi(org.liveKey);
+    // 422 characters sent; 2,422 as stored and sent (each é is %C3%A9).
+    const long = `${PUBLIC_URL}/${'é'.repeat(400)}`;
+    const details = expectInvalid(await api.create({ url: long, events: ['snapshot.created'] }), 'url');
+    assert.equal(details[0]!.message, 'url must be at most 2048 characters once percent-encoded');
+    const created = expectStatus(await api.create({ url: PUBLIC_URL, events: ['snapshot.created'] }), 201);
+    expectInvalid(await api.patch(created.id, { url: long }), 'url');
+    // At the limit: taken, and the URL as read is taken back unchanged.
+    const fits = `${PUBLIC_URL}/${'é'.repeat(Math.floor((2048 - PUBLIC_URL.length - 1) / 6))}`;
+    const read = expectStatus(await api.patch(created.id, { url: fits }), 200);
+    assert.ok(read.url.length <= 2048, `${read.url.length} characters`);
+    assert.equal(expectStatus(await api.patch(created.id, { url: read.url }), 200).url, read.url);
+  });
+
   test('a test key sees only its own endpoints; another organization gets 403', async () => {
     const org = await service.organization();
     const live = webhooksApi(org.liveKey);

@@ -14,7 +14,7 @@ import { listDeliveries, recoverDeliveries, replayDelivery, type DeliveryRow } f
 import { DomainError } from '../../domain/errors.ts';
 import { MAX_COUNT } from '../../domain/storable.ts';
 import { checkWebhookUrl, type UrlPolicy } from '../../domain/webhook-url.ts';
-import { MAX_ENDPOINTS_PER_ORGANIZATION, PREVIOUS_SECRET_VALID_MS } from '../../domain/webhooks.ts';
+import { MAX_ENDPOINTS_PER_ORGANIZATION, MAX_URL_LENGTH, PREVIOUS_SECRET_VALID_MS } from '../../domain/webhooks.ts';
 import { resolveEndpoint } from '../../notify/webhooks/address-guard.ts';
 import { listWebhookEndpoints, readWebhookEndpoint, type WebhookEndpointRow } from '../../../projections/queries.ts';
 import type { Caller } from '../auth.ts';
@@ -57,6 +57,12 @@ export function presentWebhookEndpoint(row: WebhookEndpointRow) {
 export async function checkedUrl(text: string, policy: UrlPolicy): Promise<string> {
   const checked = checkWebhookUrl(text, policy);
   if ('error' in checked) throw invalidRequest([{ field: 'url', message: checked.error }]);
+  // Stored, shown and sent as the parser writes it (non-ASCII percent-encoded: up to 12
+  // characters for one), which can be many times the text sent. That form is what must fit,
+  // or the endpoint as read could not be sent back (nor saved again from the dashboard).
+  if (checked.url.href.length > MAX_URL_LENGTH) {
+    throw invalidRequest([{ field: 'url', message: `url must be at most ${MAX_URL_LENGTH} characters once percent-encoded` }]);
+  }
   const resolved = await resolveEndpoint(checked.url, policy);
   if ('error' in resolved) throw invalidRequest([{ field: 'url', message: resolved.error }]);
   return checked.url.href;
