@@ -107,6 +107,18 @@ test('a snapshot after a parked one of its video is parked behind it, and the re
   assert.deepEqual(await schedule('vid_a'), { snapshot_count: 4, snapshots: 4 });
 });
 
+test('a snapshot with a time the read models cannot take is parked also when its page holds earlier events of its video', async (t) => {
+  const { db, store, passed, start } = await setup(t);
+  // Appended before the projector starts: its first page holds all three.
+  const { position } = await store.append('video-vid_a', [videoTracked('vid_a'), snapshotRecorded('vid_a', 0), snapshotRecorded('vid_a', 1, NOT_A_TIME)], 'no_stream');
+  await start();
+  await passed('the snapshot it cannot apply', position);
+  const [, , badEvent] = await store.readStream('video-vid_a');
+  const parked = await parkedRows(db, 'videos');
+  assert.deepEqual(parked.map((r) => r.event_id), [badEvent!.id], 'parked as it is on a page of its own');
+  assert.match(parked[0]!.error, /SQLSTATE 22007/);
+});
+
 const keyIssued = { type: 'ApiKeyIssued', data: { orgId: 'org_k', keyId: 'key_k', name: 'k', mode: 'live', keyHash: 'hash_k', at: NOT_A_TIME } };
 const keyRevoked = { type: 'ApiKeyRevoked', data: { orgId: 'org_k', keyId: 'key_k', at: at(2) } };
 const opened = { type: 'OrganizationOpened', data: { orgId: 'org_k', name: 'K', email: 'k@example.com', plan: 'free', rateLimit: null, at: at(0) } };
