@@ -23,6 +23,7 @@ import { client, linkOf, platformId, SNAPSHOT_MICROS } from '../api/helpers.ts';
 import { tiktokIdAt } from '../support/fakes/tiktok-fake.ts';
 import { startHttpFake, type HttpFake, type RecordedRequest } from '../support/fakes/http-fake.ts';
 import { startTestService, type TestService } from '../support/service.ts';
+import { within } from '../support/wait.ts';
 
 const MAX_COUNT = 2n ** 63n - 1n;
 const LIMITS = { title: 1_000, creator: 1_000, description: 30_000 } as const;
@@ -627,7 +628,7 @@ describe('whatever the platforms answer', () => {
             script(platform, answer);
           }
           service.clock.advance(HOUR_MS);
-          await withDeadline(collectDue(service.work), 60_000, 'the collection round');
+          await within('the collection round', collectDue(service.work), 60_000);
           await assertProjectedToHead();
 
           let written = 0;
@@ -657,7 +658,7 @@ describe('whatever the platforms answer', () => {
           }
           // The hour over, the same answers again: every video's hour-1 slot is now a snapshot or a failed hour.
           service.clock.advance(HOUR_MS);
-          await withDeadline(collectDue(service.work), 60_000, 'the round at the hour\'s end');
+          await within('the round at the hour\'s end', collectDue(service.work), 60_000);
           await assertProjectedToHead();
           written = 0;
           for (const video of videos) {
@@ -667,7 +668,7 @@ describe('whatever the platforms answer', () => {
             const message = (slot1[0]!.data as { message?: unknown }).message;
             if (slot1[0]!.type === 'CollectionFailed') assert.ok(typeof message === 'string' && cleaned(message, Infinity) === message, `a failure's message is storable text: ${JSON.stringify(message)}`);
           }
-          await withDeadline(chargeUsage(service.work), 30_000, 'charging');
+          await within('charging', chargeUsage(service.work), 30_000);
           await assertProjectedToHead();
           assert.equal(await balanceMicros(org.liveKey), balanceBefore - written * SNAPSHOT_MICROS, `${written} snapshots written: the balance drops by as many snapshot prices`);
         } finally {
@@ -692,13 +693,4 @@ function readable<T>(show: (value: T) => string) {
     const shown = details.counterexample ? show(details.counterexample[0]) : '(none)';
     throw new Error(`property failed after ${details.numRuns} runs (seed ${details.seed}, path ${details.counterexamplePath})\ncounterexample: ${shown}\n${details.errorInstance instanceof Error ? details.errorInstance.stack : String(details.errorInstance)}`);
   };
-}
-
-async function withDeadline<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([work, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what} did not end within ${ms} ms`)), ms)))]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
