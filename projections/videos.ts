@@ -368,8 +368,9 @@ function later(current: string | null, time: string): string {
   // A time Date cannot read is kept, so that the update's cast refuses it and its event is
   // parked, as it is on a page of its own; skipped here, it would be applied or parked
   // depending on which events shared its page.
-  if (current === null || Number.isNaN(Date.parse(time))) return time;
-  return Date.parse(time) > Date.parse(current) ? time : current;
+  const at = Date.parse(time);
+  if (current === null || Number.isNaN(at)) return time;
+  return at > Date.parse(current) ? time : current;
 }
 
 function setAndReturn<K, V>(map: Map<K, V>, key: K, value: V): V {
