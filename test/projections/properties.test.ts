@@ -30,6 +30,7 @@ import { WEBHOOK_EVENT_TYPES } from '../../src/domain/webhooks.ts';
 import { READ_SCHEMA, projections } from '../../projections/index.ts';
 import { rebuildReadModels } from '../../projections/rebuild.ts';
 import { API, linkOf, platformId } from '../api/helpers.ts';
+import { readModelRows as readModelRowsOf } from '../support/read-models.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 
 const root = path.resolve(import.meta.dirname, '../..');
@@ -342,17 +343,8 @@ async function runHistory(service: TestService, platforms: ScriptedPlatforms, fi
 
 // ---- what is compared ---------------------------------------------------------------------------
 
-/** Every row of every read-model table and the checkpoints (without their timestamps), in a stable order. */
-async function readModelRows(service: TestService): Promise<Record<string, unknown[]>> {
-  const result: Record<string, unknown[]> = {};
-  for (const table of projections.flatMap((p) => p.tables)) {
-    const { rows } = await service.db.pool.query(`SELECT * FROM ${READ_SCHEMA}.${table} t ORDER BY t::text`);
-    result[table] = rows;
-  }
-  const { rows } = await service.db.pool.query(`SELECT projection, commit_position, prepare_position FROM ${READ_SCHEMA}.checkpoints ORDER BY projection`);
-  result.checkpoints = rows;
-  return result;
-}
+/** Every row of every read-model table and the checkpoints, of this run's service. */
+const readModelRows = (service: TestService) => readModelRowsOf(service.db.pool);
 
 /** The first difference between two sets of read models, said readably (deepEqual's diff of whole tables is long). */
 function firstDifference(expected: Record<string, unknown[]>, actual: Record<string, unknown[]>): string | null {

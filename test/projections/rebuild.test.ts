@@ -16,6 +16,7 @@ import { streamIdOfVideo } from '../../src/domain/video.ts';
 import { READ_SCHEMA, projections } from '../../projections/index.ts';
 import { ProjectionRunner } from '../../projections/runner.ts';
 import { BuildLocked, rebuildReadModels } from '../../projections/rebuild.ts';
+import { readModelRows as readModelRowsOf } from '../support/read-models.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 import { eventsOf, getVideo, track, youtubeLink } from '../collect/rounds.ts';
 
@@ -28,13 +29,7 @@ after(() => service.close());
 
 /** Every row of every read-model table (checkpoints without their timestamps), in a stable order, and their keys and indexes. */
 async function readModelRows(): Promise<Record<string, unknown[]>> {
-  const result: Record<string, unknown[]> = {};
-  for (const table of projections.flatMap((p) => p.tables)) {
-    const { rows } = await service.db.pool.query(`SELECT * FROM ${READ_SCHEMA}.${table} t ORDER BY t::text`);
-    result[table] = rows;
-  }
-  const { rows } = await service.db.pool.query(`SELECT projection, commit_position, prepare_position FROM ${READ_SCHEMA}.checkpoints ORDER BY projection`);
-  result.checkpoints = rows;
+  const result = await readModelRowsOf(service.db.pool);
   // A build in the database sets keys and indexes aside while it fills the tables: all come back.
   const indexes = await service.db.pool.query(`SELECT tablename, indexname, indexdef FROM pg_indexes WHERE schemaname = $1 ORDER BY indexname`, [READ_SCHEMA]);
   result.indexes = indexes.rows;
